@@ -186,6 +186,12 @@ pub trait Executor: Send + Sync {
 
     // ---- primitives ---------------------------------------------------------------
 
+    /// Copies `src` into `dst` on the device.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when the lengths differ.
+    fn copy<T: Element>(&self, src: &Self::Buffer<T>, dst: &mut Self::Buffer<T>) -> Result<()>;
+
     /// Sets every element of `buf` to `value`.
     ///
     /// # Errors

@@ -1,0 +1,145 @@
+//! `orrery-bench`: runs a benchmark suite on every available executor, prints a table
+//! and writes JSON and an SVG chart. `cargo xtask bench <suite>` builds and runs it;
+//! `cargo xtask device-bundle` ships it to GPU machines.
+
+mod data;
+mod report;
+mod stats;
+mod suites;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use orrery_core::CpuExecutor;
+
+use crate::report::{Environment, Record, Report};
+use crate::suites::Config;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Suite {
+    /// SFC keys and key/value sort (CPU anchors of the foundation issue).
+    Keys,
+    /// Device primitives: sort, scan, keys, copy.
+    Primitives,
+}
+
+#[derive(Debug, Parser)]
+#[command(about = "Runs an orrery benchmark suite on every available executor")]
+struct Args {
+    /// The suite.
+    #[arg(value_enum)]
+    suite: Suite,
+    /// Executors to run (comma separated: cpu, cuda, wgpu).
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["cpu".to_string(), "cuda".to_string(), "wgpu".to_string()])]
+    executors: Vec<String>,
+    /// Output folder for JSON and SVG.
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+    /// Small sizes (smoke run).
+    #[arg(long)]
+    quick: bool,
+    /// Untimed warm-up runs.
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    /// Timed runs.
+    #[arg(long, default_value_t = 10)]
+    repeats: usize,
+    /// CPU threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Also run this Python script (e.g. benches/python/torch_primitives.py) and merge
+    /// the records it prints as JSON lines.
+    #[arg(long)]
+    peer: Option<PathBuf>,
+}
+
+fn run_suite<E: orrery_core::Executor>(suite: Suite, exec: &E, cfg: &Config) -> orrery_core::Result<Vec<Record>> {
+    eprintln!("running {suite:?} on {}", exec.name());
+    match suite {
+        Suite::Keys => suites::keys::run(exec, cfg),
+        Suite::Primitives => suites::primitives::run(exec, cfg),
+    }
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let cfg = Config { quick: args.quick, warmup: args.warmup, repeats: args.repeats };
+    let mut env = Environment::detect();
+    let mut records = Vec::new();
+    let wants = |name: &str| args.executors.iter().any(|e| e == name);
+
+    if wants("cpu") {
+        let cpu = match args.threads {
+            Some(t) => CpuExecutor::with_threads(t)?,
+            None => CpuExecutor::new(),
+        };
+        records.extend(run_suite(args.suite, &cpu, &cfg).context("cpu executor")?);
+    }
+    #[cfg(feature = "cuda")]
+    if wants("cuda") {
+        match orrery_backend_cuda::CudaExecutor::from_env() {
+            Ok(exec) => {
+                env.gpus.push(orrery_core::Executor::name(&exec));
+                records.extend(run_suite(args.suite, &exec, &cfg).context("cuda executor")?);
+            }
+            Err(e) => eprintln!("cuda skipped: {e}"),
+        }
+    }
+    #[cfg(feature = "wgpu")]
+    if wants("wgpu") {
+        match orrery_backend_wgpu::WgpuExecutor::from_env() {
+            Ok(exec) => {
+                env.gpus.push(orrery_core::Executor::name(&exec));
+                records.extend(run_suite(args.suite, &exec, &cfg).context("wgpu executor")?);
+            }
+            Err(e) => eprintln!("wgpu skipped: {e}"),
+        }
+    }
+    if let Some(script) = &args.peer {
+        records.extend(run_peer(script, args.suite, args.quick)?);
+    }
+    let _ = &mut env;
+    let report = Report { environment: env, records };
+    println!("{}", report.table());
+    let name = format!("{:?}", args.suite).to_lowercase();
+    report.write(&args.out, &name)?;
+    eprintln!("wrote {}/{name}.json and .svg", args.out.display());
+    Ok(())
+}
+
+/// Runs a peer benchmark script (`python3 SCRIPT SUITE [--quick]`) and parses the JSON
+/// records it prints one per line. A missing interpreter or module is reported and
+/// skipped, not fatal: the peers exist only on some machines.
+fn run_peer(script: &PathBuf, suite: Suite, quick: bool) -> Result<Vec<Record>> {
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(script).arg(format!("{suite:?}").to_lowercase());
+    if quick {
+        cmd.arg("--quick");
+    }
+    let out = match cmd.output() {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            eprintln!("peer {} failed: {}", script.display(), String::from_utf8_lossy(&o.stderr));
+            return Ok(Vec::new());
+        }
+        Err(e) => {
+            eprintln!("peer {} not run: {e}", script.display());
+            return Ok(Vec::new());
+        }
+    };
+    let mut records = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with('{')) {
+        let v: serde_json::Value = serde_json::from_str(line)?;
+        let get = |k: &str| v[k].as_f64().unwrap_or(0.0);
+        records.push(Record {
+            suite: v["suite"].as_str().unwrap_or("").into(),
+            workload: v["workload"].as_str().unwrap_or("").into(),
+            executor: v["executor"].as_str().unwrap_or("peer").into(),
+            elements: get("elements") as u64,
+            bytes: get("bytes") as u64,
+            stats: stats::Stats { median_ms: get("median_ms"), p10_ms: get("p10_ms"), p90_ms: get("p90_ms"), repeats: get("repeats") as usize },
+        });
+    }
+    Ok(records)
+}

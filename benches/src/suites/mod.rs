@@ -1,0 +1,16 @@
+//! Benchmark suites. Each is a generic function over [`orrery_core::Executor`], so one
+//! definition measures every executor side by side.
+
+pub mod keys;
+pub mod primitives;
+
+/// Options shared by the suites.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Shrink sizes for a smoke run (CI, quick checks).
+    pub quick: bool,
+    /// Untimed runs before timing.
+    pub warmup: usize,
+    /// Timed runs.
+    pub repeats: usize,
+}

@@ -1,0 +1,358 @@
+//! NVRTC compilation and the two module caches.
+//!
+//! A [`KernelSource`]'s CUDA text is compiled by NVRTC for the device's architecture
+//! (`-arch=sm_XY` from its compute capability, so NVRTC emits a CUBIN and the driver
+//! never JIT-compiles PTX), with `--std=c++17` and the executor's [`Policy`] as `-D`
+//! defines. NVRTC optimises fully by default (ptxas `-O3`; NVRTC has no `-O3` option).
+//!
+//! - **In memory**, per executor: one loaded module per source and one function handle
+//!   per `(module, entry)`, so a launch costs two hash lookups.
+//! - **On disk**, per user: the CUBIN under `ORRERY_KERNEL_CACHE`, else
+//!   `$XDG_CACHE_HOME/orrery`, else `~/.cache/orrery`, named by a 128-bit hash of the
+//!   source text, the NVRTC version, the architecture and every option. A second process
+//!   loads it without compiling. The disk cache is best effort: a directory that cannot
+//!   be written, or a file that does not load, only costs a compilation.
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_char, c_int};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::result as dres;
+use cudarc::driver::sys::{CUfunction, CUmodule, CUresult};
+use cudarc::nvrtc::result as nres;
+use cudarc::nvrtc::sys as nsys;
+use orrery_core::{Error, KernelSource, Result};
+
+use crate::device::{Device, check_nvrtc};
+use crate::error::describe;
+use crate::policy::Policy;
+
+/// The C++ dialect every module is compiled with.
+const STD_OPTION: &str = "--std=c++17";
+
+/// What NVRTC should produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// PTX text (virtual architecture `compute_XY`).
+    Ptx,
+    /// A CUBIN (real architecture `sm_XY`).
+    Cubin,
+}
+
+/// The NVRTC version as `(major, minor)`.
+///
+/// # Errors
+/// [`Error::DeviceUnavailable`] when NVRTC cannot be loaded.
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    check_nvrtc()?;
+    let (mut major, mut minor): (c_int, c_int) = (0, 0);
+    // SAFETY: both pointers are valid for writes of one c_int.
+    let r = unsafe { nsys::nvrtcVersion(&raw mut major, &raw mut minor) };
+    r.result().map_err(|e| nvrtc_failure("nvrtcVersion", e))?;
+    Ok((major, minor))
+}
+
+fn nvrtc_failure(what: &str, e: nres::NvrtcError) -> Error {
+    Error::Device { backend: crate::error::BACKEND, operation: what.to_owned(), message: format!("{:?}", e.0) }
+}
+
+fn c_chars_to_string(v: &[c_char]) -> String {
+    let bytes: Vec<u8> = v.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Compiles `source` with NVRTC; `module` and `target` name it in errors.
+fn nvrtc_compile(module: &str, source: &str, options: &[String], output: Output, target: &str) -> Result<Vec<u8>> {
+    check_nvrtc()?;
+    let compile_error = |log: String| Error::KernelCompile { module: module.to_owned(), target: target.to_owned(), log };
+    let src = CString::new(source).map_err(|_| compile_error("the source contains a NUL byte".to_owned()))?;
+    let name = CString::new(module.replace('\0', "")).unwrap_or_default();
+    let prog = nres::create_program(&src, Some(&name)).map_err(|e| nvrtc_failure("nvrtcCreateProgram", e))?;
+    // SAFETY: `prog` was created above and is destroyed exactly once at the end; `src`
+    // and `name` outlive it.
+    let result = unsafe {
+        let compiled = nres::compile_program(prog, options);
+        let out = match compiled {
+            Err(_) => {
+                let log = nres::get_program_log(prog).map(|l| c_chars_to_string(&l)).unwrap_or_default();
+                Err(compile_error(log))
+            }
+            Ok(()) => match output {
+                Output::Ptx => nres::get_ptx(prog)
+                    .map(|p| p.iter().map(|&c| c as u8).collect())
+                    .map_err(|e| nvrtc_failure("nvrtcGetPTX", e)),
+                Output::Cubin => get_cubin(prog),
+            },
+        };
+        let _ = nres::destroy_program(prog);
+        out
+    };
+    result
+}
+
+/// The CUBIN of a compiled program.
+///
+/// # Safety
+/// `prog` must be a live, successfully compiled NVRTC program.
+unsafe fn get_cubin(prog: nsys::nvrtcProgram) -> Result<Vec<u8>> {
+    let mut size = 0usize;
+    // SAFETY: `prog` is live (caller), `size` is valid for writes.
+    unsafe { nsys::nvrtcGetCUBINSize(prog, &raw mut size) }.result().map_err(|e| nvrtc_failure("nvrtcGetCUBINSize", e))?;
+    let mut buf = vec![0u8; size];
+    // SAFETY: `buf` holds exactly the `size` bytes NVRTC reported.
+    unsafe { nsys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast()) }.result().map_err(|e| nvrtc_failure("nvrtcGetCUBIN", e))?;
+    Ok(buf)
+}
+
+fn compile_options(arch_flag: &str, policy: &Policy) -> Vec<String> {
+    let mut options = vec![format!("-arch={arch_flag}"), STD_OPTION.to_owned()];
+    options.extend(policy.defines());
+    options
+}
+
+/// Compiles CUDA C `source` to PTX for the virtual architecture `arch` (e.g.
+/// `"compute_90"`) without a GPU: only libnvrtc is needed. The options are those the
+/// executor uses (`--std=c++17` and the default [`Policy`]'s defines), so a module that
+/// compiles here compiles on a device of that architecture.
+///
+/// ```no_run
+/// let ptx = orrery_backend_cuda::compile_to_ptx(
+///     r#"extern "C" __global__ void twice(float* v) { v[threadIdx.x] *= 2.0f; }"#,
+///     "compute_90",
+/// )?;
+/// assert!(ptx.contains(".entry twice"));
+/// # Ok::<(), orrery_core::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::KernelCompile`] with NVRTC's log; [`Error::DeviceUnavailable`] when NVRTC
+/// cannot be loaded.
+pub fn compile_to_ptx(source: &str, arch: &str) -> Result<String> {
+    let options = compile_options(arch, &Policy::default());
+    let ptx = nvrtc_compile("source", source, &options, Output::Ptx, arch)?;
+    Ok(String::from_utf8_lossy(&ptx).trim_end_matches('\0').to_owned())
+}
+
+/// Compiles a [`KernelSource`] to PTX for `arch` (see [`compile_to_ptx`]), naming the
+/// module in errors.
+///
+/// # Errors
+/// As [`compile_to_ptx`].
+pub fn compile_module_to_ptx(source: &KernelSource, arch: &str) -> Result<String> {
+    let options = compile_options(arch, &Policy::default());
+    let ptx = nvrtc_compile(source.name, source.cuda, &options, Output::Ptx, arch)?;
+    Ok(String::from_utf8_lossy(&ptx).trim_end_matches('\0').to_owned())
+}
+
+/// The directory of the on-disk cache, if any: `ORRERY_KERNEL_CACHE`, else
+/// `$XDG_CACHE_HOME/orrery`, else `$HOME/.cache/orrery`.
+pub fn disk_cache_dir() -> Option<PathBuf> {
+    let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(dir) = non_empty("ORRERY_KERNEL_CACHE") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(xdg) = non_empty("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(xdg).join("orrery"));
+    }
+    non_empty("HOME").map(|h| PathBuf::from(h).join(".cache").join("orrery"))
+}
+
+/// FNV-1a over `parts` (separated by a 0xff byte), from `basis`: stable across Rust
+/// versions and platforms, unlike `DefaultHasher`.
+fn fnv1a(basis: u64, parts: &[&[u8]]) -> u64 {
+    let mut h = basis;
+    for part in parts {
+        for &b in part.iter().chain(std::iter::once(&0xffu8)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The file name of a module in the disk cache.
+fn cache_file_name(module: &str, source: &str, nvrtc: (i32, i32), options: &[String]) -> String {
+    let version = format!("nvrtc {}.{}", nvrtc.0, nvrtc.1);
+    let joined = options.join("\u{1f}");
+    let parts: [&[u8]; 3] = [source.as_bytes(), version.as_bytes(), joined.as_bytes()];
+    let a = fnv1a(0xcbf2_9ce4_8422_2325, &parts);
+    let b = fnv1a(0x6c62_272e_07bb_0142, &parts);
+    let stem: String = module.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    format!("{stem}-{a:016x}{b:016x}.cubin")
+}
+
+/// Writes `bytes` to `path` atomically (temporary file, then rename); errors ignored.
+fn write_atomically(path: &Path, bytes: &[u8]) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("module"),
+        std::process::id()
+    ));
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// A module loaded into the executor's context, with its function handles.
+struct LoadedModule {
+    handle: CUmodule,
+    functions: Mutex<HashMap<String, CUfunction>>,
+    device: Arc<Device>,
+}
+
+// SAFETY: CUmodule and CUfunction are handles valid in any thread that has their context
+// current (`Device::bind` before every use); the map is behind a mutex.
+unsafe impl Send for LoadedModule {}
+// SAFETY: as above.
+unsafe impl Sync for LoadedModule {}
+
+impl Drop for LoadedModule {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: the module is owned here and unloaded once; the executor holding this
+            // cache has synchronised its stream before dropping it (no kernel still runs).
+            let _ = unsafe { dres::module::unload(self.handle) };
+        }
+    }
+}
+
+/// Identity of a kernel source: the address and length of its static CUDA text.
+type SourceId = (usize, usize);
+
+fn source_id(source: &KernelSource) -> SourceId {
+    (source.cuda.as_ptr() as usize, source.cuda.len())
+}
+
+/// A handle to one kernel entry point.
+#[derive(Clone, Copy)]
+pub(crate) struct Function(pub(crate) CUfunction);
+
+// SAFETY: a CUfunction is an immutable handle, usable from any thread with its context
+// current.
+unsafe impl Send for Function {}
+
+/// Per-executor cache of compiled modules and function handles.
+pub(crate) struct ModuleCache {
+    device: Arc<Device>,
+    options: Vec<String>,
+    arch: String,
+    nvrtc: (i32, i32),
+    dir: Option<PathBuf>,
+    modules: Mutex<HashMap<SourceId, Arc<LoadedModule>>>,
+}
+
+impl ModuleCache {
+    pub(crate) fn new(device: Arc<Device>, policy: &Policy) -> Result<Self> {
+        let (major, minor) = device.compute_capability;
+        let arch = format!("sm_{major}{minor}");
+        Ok(Self {
+            options: compile_options(&arch, policy),
+            arch,
+            nvrtc: nvrtc_version()?,
+            dir: disk_cache_dir(),
+            modules: Mutex::new(HashMap::new()),
+            device,
+        })
+    }
+
+    /// The architecture modules are compiled for (e.g. `sm_90`).
+    pub(crate) fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    fn load_image(&self, image: &[u8]) -> std::result::Result<CUmodule, cudarc::driver::DriverError> {
+        // SAFETY: `image` is a complete CUBIN produced by NVRTC (or read back from the
+        // cache, which the driver validates); the context is current.
+        unsafe { dres::module::load_data(image.as_ptr().cast()) }
+    }
+
+    /// Compiles (or fetches from disk) and loads `source`.
+    fn load(&self, source: &KernelSource) -> Result<Arc<LoadedModule>> {
+        self.device.bind()?;
+        let path = self.dir.as_ref().map(|d| d.join(cache_file_name(source.name, source.cuda, self.nvrtc, &self.options)));
+        if let Some(path) = &path
+            && let Ok(bytes) = std::fs::read(path)
+            && let Ok(handle) = self.load_image(&bytes)
+        {
+            return Ok(self.wrap(handle));
+        }
+        let cubin = nvrtc_compile(source.name, source.cuda, &self.options, Output::Cubin, &self.arch)?;
+        let handle = self.load_image(&cubin).map_err(|e| Error::KernelCompile {
+            module: source.name.to_owned(),
+            target: self.arch.clone(),
+            log: format!("the driver refused the compiled module: {}", describe(e)),
+        })?;
+        if let Some(path) = &path {
+            write_atomically(path, &cubin);
+        }
+        Ok(self.wrap(handle))
+    }
+
+    fn wrap(&self, handle: CUmodule) -> Arc<LoadedModule> {
+        Arc::new(LoadedModule { handle, functions: Mutex::new(HashMap::new()), device: Arc::clone(&self.device) })
+    }
+
+    fn module(&self, source: &KernelSource) -> Result<Arc<LoadedModule>> {
+        let id = source_id(source);
+        let mut modules = self.modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(m) = modules.get(&id) {
+            return Ok(Arc::clone(m));
+        }
+        let m = self.load(source)?;
+        modules.insert(id, Arc::clone(&m));
+        Ok(m)
+    }
+
+    /// Compiles and loads `source` if it is not loaded yet.
+    pub(crate) fn prepare(&self, source: &KernelSource) -> Result<()> {
+        self.module(source).map(|_| ())
+    }
+
+    /// The handle of `entry` in `source` (compiling and loading on first use).
+    pub(crate) fn function(&self, source: &KernelSource, entry: &str) -> Result<Function> {
+        let module = self.module(source)?;
+        let mut functions = module.functions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&f) = functions.get(entry) {
+            return Ok(Function(f));
+        }
+        let name = CString::new(entry).map_err(|_| Error::InvalidArgument {
+            what: "kernel entry",
+            reason: format!("{entry:?} contains a NUL byte"),
+        })?;
+        self.device.bind()?;
+        // SAFETY: the module is loaded in the current context and `name` is a valid C string.
+        let f = unsafe { dres::module::get_function(module.handle, name) }.map_err(|e| {
+            if e.0 == CUresult::CUDA_ERROR_NOT_FOUND {
+                Error::InvalidArgument {
+                    what: "kernel entry",
+                    reason: format!("module {} has no entry point {entry:?} (is it declared extern \"C\"?)", source.name),
+                }
+            } else {
+                crate::error::device_error("cuModuleGetFunction", e)
+            }
+        })?;
+        functions.insert(entry.to_owned(), f);
+        Ok(Function(f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_names_change_with_every_input() {
+        let opts = vec!["-arch=sm_90".to_owned()];
+        let base = cache_file_name("core/scan", "src", (13, 0), &opts);
+        assert!(base.starts_with("core_scan-") && base.ends_with(".cubin"));
+        assert_ne!(base, cache_file_name("core/scan", "src2", (13, 0), &opts));
+        assert_ne!(base, cache_file_name("core/scan", "src", (13, 1), &opts));
+        assert_ne!(base, cache_file_name("core/scan", "src", (13, 0), &["-arch=sm_80".to_owned()]));
+        assert_eq!(base, cache_file_name("core/scan", "src", (13, 0), &opts));
+    }
+}

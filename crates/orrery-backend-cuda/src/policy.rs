@@ -1,0 +1,139 @@
+//! Tuning constants: the one place where launch shapes are chosen.
+//!
+//! Kernels receive these values as `-D` defines when NVRTC compiles them (each kernel
+//! file refuses to compile without the defines it needs), and the host uses the same
+//! values to size grids and scratch memory, so the two can never disagree. A policy is
+//! chosen per compute capability by [`Policy::for_compute_capability`]; every field
+//! states why it has its value. Changing a field changes the compiled modules' cache
+//! key, so stale binaries are never loaded.
+
+/// Launch shapes of the built-in kernels (`kernels/core/*.cu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Policy {
+    /// Threads per block of the scan and the compaction. 256 = 8 warps: enough warps per
+    /// tile to hide the look-back of warp 0, few enough that the block-level combine is
+    /// one pass over 8 shared words.
+    pub scan_threads: u32,
+    /// 16-byte vectors per thread and tile of the scan (4 u32 each): 4 gives 16 KB tiles
+    /// and 64 bytes in flight per thread, which covers the H200's latency-bandwidth
+    /// product (about 25 KB per SM) with 2+ resident blocks per SM.
+    pub scan_vecs: u32,
+    /// Threads per block of the reductions (8 warps; see `scan_threads`).
+    pub reduce_threads: u32,
+    /// 16-byte vectors per thread of a reduction tile (16 KB of input per block). The tile
+    /// size also fixes the floating-point summation order, so it must not depend on the
+    /// device: it is the same in every policy.
+    pub reduce_vecs: u32,
+    /// Threads per block of the radix-sort pass. Must be 256: the kernel has one thread
+    /// per 8-bit digit in its look-back and digit-offset scan.
+    pub sort_threads: u32,
+    /// Keys per thread of a radix-sort tile (tile = 256 * items pairs). 16 gives 4096-pair
+    /// tiles: 32 KB of shared memory for the key exchange (the static 48 KB limit holds
+    /// the exchange, 8 per-warp digit counters and the digit bases), and few enough tiles
+    /// that the per-tile look-back (256 status words) costs about 2% of a pass's traffic.
+    pub sort_items: u32,
+    /// Minimum resident blocks per SM requested from ptxas for the sort pass
+    /// (`__launch_bounds__`). 2: ptxas then keeps all 16 keys, ranks and values in
+    /// registers (128, no spills); 3 caps it at 80 registers with small spills.
+    pub sort_min_blocks: u32,
+    /// Threads per block of the radix histogram (one read of the keys for all passes).
+    pub sort_hist_threads: u32,
+    /// Keys per thread per round of the histogram: 8 independent 8-byte loads in flight.
+    pub sort_hist_items: u32,
+    /// Resident histogram blocks per SM in the grid-stride launch: enough to saturate
+    /// memory while keeping the per-block merge of 8 x 256 counters (global atomics) small.
+    pub sort_hist_blocks_per_sm: u32,
+    /// Threads per block of gather, scatter, fill and iota.
+    pub move_threads: u32,
+    /// Elements per thread of gather, scatter, fill and iota: 4 independent loads in
+    /// flight per thread before the first store.
+    pub move_items: u32,
+    /// Threads per block of the SFC key kernels.
+    pub sfc_threads: u32,
+    /// Points per thread per round of the SFC key kernels (loads of all of them are issued
+    /// before the key arithmetic).
+    pub sfc_items: u32,
+    /// Blocks per SM of the grid-stride SFC launch: each block builds its 3 KB Hilbert
+    /// table once, so fewer, longer-lived blocks amortise it; 8 x 256 threads fill an SM.
+    pub sfc_blocks_per_sm: u32,
+    /// Use the two-levels-per-lookup Hilbert kernel (`sfc_hilbert_*`) rather than the
+    /// one-level reference (`sfc_hilbert1_*`). Both give the same keys.
+    pub hilbert_two_level: bool,
+}
+
+impl Policy {
+    /// The policy for a device of compute capability `major.minor`. Only Hopper (9.0)
+    /// has been measured; other architectures get the same shapes, which are valid on
+    /// every architecture from Volta (7.0) on.
+    pub const fn for_compute_capability(_major: u32, _minor: u32) -> Self {
+        Self::HOPPER
+    }
+
+    /// The shapes chosen on the H200 (see the field documentation).
+    pub const HOPPER: Self = Self {
+        scan_threads: 256,
+        scan_vecs: 4,
+        reduce_threads: 256,
+        reduce_vecs: 4,
+        sort_threads: 256,
+        sort_items: 16,
+        sort_min_blocks: 2,
+        sort_hist_threads: 256,
+        sort_hist_items: 8,
+        sort_hist_blocks_per_sm: 4,
+        move_threads: 256,
+        move_items: 4,
+        sfc_threads: 256,
+        sfc_items: 4,
+        sfc_blocks_per_sm: 8,
+        hilbert_two_level: true,
+    };
+
+    /// Elements (u32) per scan / compaction tile.
+    pub const fn scan_tile(&self) -> u32 {
+        self.scan_threads * self.scan_vecs * 4
+    }
+
+    /// Elements of `elem_size` bytes per reduction tile.
+    pub const fn reduce_tile(&self, elem_size: u32) -> u32 {
+        self.reduce_threads * self.reduce_vecs * (16 / elem_size)
+    }
+
+    /// Pairs per radix-sort tile.
+    pub const fn sort_tile(&self) -> u32 {
+        self.sort_threads * self.sort_items
+    }
+
+    /// Elements per block of the movement kernels.
+    pub const fn move_block_items(&self) -> u32 {
+        self.move_threads * self.move_items
+    }
+
+    /// The `-D` options that hand this policy to the kernels.
+    pub fn defines(&self) -> Vec<String> {
+        [
+            ("SCAN_THREADS", self.scan_threads),
+            ("SCAN_VECS", self.scan_vecs),
+            ("REDUCE_THREADS", self.reduce_threads),
+            ("REDUCE_VECS", self.reduce_vecs),
+            ("SORT_THREADS", self.sort_threads),
+            ("SORT_ITEMS", self.sort_items),
+            ("SORT_MIN_BLOCKS", self.sort_min_blocks),
+            ("SORT_HIST_THREADS", self.sort_hist_threads),
+            ("SORT_HIST_ITEMS", self.sort_hist_items),
+            ("MOVE_THREADS", self.move_threads),
+            ("MOVE_ITEMS", self.move_items),
+            ("SFC_THREADS", self.sfc_threads),
+            ("SFC_ITEMS", self.sfc_items),
+        ]
+        .iter()
+        .map(|(name, value)| format!("-D{name}={value}"))
+        .collect()
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self::HOPPER
+    }
+}

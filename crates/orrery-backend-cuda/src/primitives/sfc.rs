@@ -1,0 +1,70 @@
+//! Space-filling-curve keys: `kernels/core/sfc.cu`, bit-identical to
+//! [`KeyMapper::key_clamped`](orrery_core::sfc::KeyMapper::key_clamped).
+//!
+//! The box minimum and the scale go to the kernel exactly as the host mapper holds them
+//! (f32 or f64 by value), so the device repeats the host's quantisation operation for
+//! operation.
+
+use orrery_core::executor::check_sfc_keys;
+use orrery_core::sfc::{Curve, KeyMapper};
+use orrery_core::{DType, DeviceBuffer, Real, Result};
+
+use super::blocks;
+use crate::CudaExecutor;
+use crate::buffer::CudaBuffer;
+use crate::kernels::SFC;
+use crate::launch::Arg;
+
+impl CudaExecutor {
+    pub(crate) fn sfc_keys_impl<T: Real>(
+        &self,
+        x: &CudaBuffer<T>,
+        y: &CudaBuffer<T>,
+        z: &CudaBuffer<T>,
+        mapper: &KeyMapper<T, u64>,
+        keys: &mut CudaBuffer<u64>,
+    ) -> Result<()> {
+        let n = x.len();
+        check_sfc_keys(n, y.len(), z.len(), keys.len())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let double = T::DTYPE == DType::F64;
+        let entry = match (mapper.curve(), double, self.policy.hilbert_two_level) {
+            (Curve::Morton, false, _) => "sfc_morton_f32",
+            (Curve::Morton, true, _) => "sfc_morton_f64",
+            (Curve::Hilbert, false, true) => "sfc_hilbert_f32",
+            (Curve::Hilbert, true, true) => "sfc_hilbert_f64",
+            (Curve::Hilbert, false, false) => "sfc_hilbert1_f32",
+            (Curve::Hilbert, true, false) => "sfc_hilbert1_f64",
+        };
+        // T is f32 exactly when !double, so the f32 conversion below is exact.
+        let scalar = |v: T| {
+            let w: f64 = v.into();
+            if double { Arg::F64(w) } else { Arg::F32(w as f32) }
+        };
+        let lo = mapper.bbox().min();
+        let s = mapper.scale();
+        let p = self.policy;
+        let grid = blocks(n, p.sfc_threads * p.sfc_items).min(self.device.sm_count * p.sfc_blocks_per_sm).max(1);
+        self.launch_entry(
+            &SFC,
+            entry,
+            grid,
+            p.sfc_threads,
+            &[
+                Arg::buf(x),
+                Arg::buf(y),
+                Arg::buf(z),
+                Arg::buf(keys),
+                Arg::U64(n as u64),
+                scalar(lo.x),
+                scalar(lo.y),
+                scalar(lo.z),
+                scalar(s[0]),
+                scalar(s[1]),
+                scalar(s[2]),
+            ],
+        )
+    }
+}

@@ -1,0 +1,125 @@
+// kernels/core/common.cuh — shared prelude of every kernels/core module.
+//
+// What it holds: the integer type names, warp and block collectives (sums and scans
+// in a fixed order), and the status words of the single-pass decoupled look-back used
+// by the scan, the compaction and the radix sort.
+//
+// How it is used: the executor prepends this file to each module's source before NVRTC
+// compiles it (one translation unit per module, no #include), together with the tuning
+// constants of src/policy.rs as -D defines. Every module checks that the defines it
+// needs are present, so the policy has exactly one source of truth.
+//
+// Look-back status words (64 bits, one per tile, or per tile and digit in the sort):
+//
+//     bits 63..34  epoch   the operation that wrote the word
+//     bits 33..32  flag    1 = AGGREGATE (this tile alone), 2 = INCLUSIVE (all tiles <= this)
+//     bits 31..0   value   the count or sum
+//
+// A word whose epoch differs from the running operation's reads as "not ready", so the
+// status array is never cleared between operations: the host hands each launch a fresh
+// epoch (1 .. 2^30 - 1) and clears the array only when the epoch counter wraps or the
+// array is reallocated. Flag and value live in one word, so relaxed 64-bit loads and
+// stores suffice: a reader never needs data published by another block beyond the word.
+
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define FULL_MASK 0xffffffffu
+
+#define LB_AGGREGATE 1u
+#define LB_INCLUSIVE 2u
+
+__device__ __forceinline__ u64 lb_pack(u32 epoch, u32 flag, u32 value) {
+    return ((u64)epoch << 34) | ((u64)flag << 32) | (u64)value;
+}
+
+// The flag of `word` for operation `epoch`, or 0 when the word belongs to another one.
+__device__ __forceinline__ u32 lb_flag(u64 word, u32 epoch) {
+    return ((u32)(word >> 34) == epoch) ? (u32)(word >> 32) & 3u : 0u;
+}
+
+__device__ __forceinline__ u64 ld_relaxed_u64(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_relaxed_u64(u64* p, u64 v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ u32 lane_id() { return threadIdx.x & 31u; }
+
+__device__ __forceinline__ u32 lanemask_lt() {
+    u32 m;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+    return m;
+}
+
+// Inclusive warp scan (Kogge-Stone over shuffles), wrapping u32 arithmetic.
+__device__ __forceinline__ u32 warp_inclusive_scan(u32 v) {
+    const u32 lane = lane_id();
+#pragma unroll
+    for (u32 d = 1; d < 32; d <<= 1) {
+        const u32 o = __shfl_up_sync(FULL_MASK, v, d);
+        if (lane >= d) v += o;
+    }
+    return v;
+}
+
+// Sum over the warp, wrapping; every lane gets the result.
+__device__ __forceinline__ u32 warp_sum(u32 v) {
+#pragma unroll
+    for (u32 d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(FULL_MASK, v, d);
+    return v;
+}
+
+// Exclusive scan over a block of `WARPS` warps, one value per thread. `scratch` holds
+// WARPS words of shared memory. Returns the exclusive prefix; `total` receives the block
+// sum. Contains two __syncthreads: every thread of the block must call it.
+template <u32 WARPS>
+__device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32& total) {
+    const u32 lane = lane_id();
+    const u32 warp = threadIdx.x >> 5;
+    const u32 incl = warp_inclusive_scan(v);
+    if (lane == 31) scratch[warp] = incl;
+    __syncthreads();
+    u32 before = 0, sum = 0;
+#pragma unroll
+    for (u32 w = 0; w < WARPS; ++w) {
+        const u32 s = scratch[w];
+        before += (w < warp) ? s : 0u;
+        sum += s;
+    }
+    __syncthreads();
+    total = sum;
+    return before + incl - v;
+}
+
+// Decoupled look-back by one warp over per-tile status words: returns the sum of the
+// values of all tiles before `tile` (every lane gets it). Tiles publish AGGREGATE as soon
+// as they know their own sum and INCLUSIVE once they know their prefix; tile 0 publishes
+// INCLUSIVE at once, so the walk always ends. The window covers 32 predecessors at a
+// time; lanes before the first tile read as an INCLUSIVE zero.
+__device__ __forceinline__ u32 warp_lookback(const u64* status, u32 tile, u32 epoch) {
+    const u32 lane = lane_id();
+    u32 prefix = 0;
+    long long end = (long long)tile;  // look at tiles [end - 32, end)
+    while (true) {
+        const long long j = end - 1 - (long long)lane;
+        u64 word;
+        u32 flag;
+        do {
+            word = (j >= 0) ? ld_relaxed_u64(status + j) : lb_pack(epoch, LB_INCLUSIVE, 0u);
+            flag = lb_flag(word, epoch);
+        } while (__any_sync(FULL_MASK, flag == 0u));
+        const u32 inclusive = __ballot_sync(FULL_MASK, flag == LB_INCLUSIVE);
+        // Lanes up to and including the nearest INCLUSIVE tile contribute.
+        const u32 stop = inclusive ? (u32)(__ffs(inclusive) - 1) : 31u;
+        prefix += warp_sum(lane <= stop ? (u32)word : 0u);
+        if (inclusive) return prefix;
+        end -= 32;
+    }
+}
