@@ -24,5 +24,5 @@ pub fn random_counts(n: usize, bound: u32, seed: u64) -> Vec<u32> {
 
 /// "1M", "16M", "256M" for powers of two of mebi-elements, else the number.
 pub fn size_label(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 { format!("{}M", n >> 20) } else { n.to_string() }
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) { format!("{}M", n >> 20) } else { n.to_string() }
 }

@@ -38,31 +38,32 @@ impl Stats {
 /// # Errors
 /// Whatever `f` or the executor's clock returns.
 pub fn measure<E: Executor>(exec: &E, warmup: usize, repeats: usize, mut f: impl FnMut() -> Result<()>) -> Result<Stats> {
-    measure_with_setup(exec, warmup, repeats, || Ok(()), &mut f)
+    measure_with_setup(exec, warmup, repeats, &mut (), |()| Ok(()), |()| f())
 }
 
 /// Like [`measure`], but runs `setup` untimed before every run (e.g. restoring the
-/// unsorted input of an in-place sort).
+/// unsorted input of an in-place sort). Both closures get the shared `state`.
 ///
 /// # Errors
 /// Whatever `setup`, `f` or the executor's clock returns.
-pub fn measure_with_setup<E: Executor>(
+pub fn measure_with_setup<E: Executor, S>(
     exec: &E,
     warmup: usize,
     repeats: usize,
-    mut setup: impl FnMut() -> Result<()>,
-    mut f: impl FnMut() -> Result<()>,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S) -> Result<()>,
+    mut f: impl FnMut(&mut S) -> Result<()>,
 ) -> Result<Stats> {
     for _ in 0..warmup {
-        setup()?;
-        f()?;
+        setup(state)?;
+        f(state)?;
     }
     exec.synchronize()?;
     let mut samples = Vec::with_capacity(repeats);
     for _ in 0..repeats.max(1) {
-        setup()?;
+        setup(state)?;
         let start = exec.mark()?;
-        f()?;
+        f(state)?;
         let end = exec.mark()?;
         samples.push(exec.elapsed(&start, &end)?);
     }

@@ -39,16 +39,17 @@ pub fn run<E: Executor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
         let pristine = exec.alloc::<u64>(n)?;
         let mut pristine = pristine;
         exec.copy(&keys, &mut pristine)?;
-        let mut values = exec.alloc::<u32>(n)?;
+        let values = exec.alloc::<u32>(n)?;
         let stats = measure_with_setup(
             exec,
             cfg.warmup,
             cfg.repeats,
-            || {
-                exec.copy(&pristine, &mut keys)?;
-                exec.iota(&mut values, 0)
+            &mut (keys, values),
+            |(k, v)| {
+                exec.copy(&pristine, k)?;
+                exec.iota(v, 0)
             },
-            || exec.sort_pairs(&mut keys, &mut values, 0..63),
+            |(k, v)| exec.sort_pairs(k, v, 0..63),
         )?;
         records.push(Record {
             suite: "keys".into(),

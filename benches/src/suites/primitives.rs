@@ -52,18 +52,18 @@ pub fn run<E: Executor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
     // and the 63 bits of a 3D key.
     for n in [(16 << 20) / scale, (64 << 20) / scale] {
         let pristine = exec.upload(&random_keys(n, 3))?;
-        let mut keys = exec.alloc::<u64>(n)?;
-        let mut values = exec.alloc::<u32>(n)?;
+        let mut state = (exec.alloc::<u64>(n)?, exec.alloc::<u32>(n)?);
         for bits in [0..64u32, 0..63] {
             let stats = measure_with_setup(
                 exec,
                 cfg.warmup,
                 cfg.repeats,
-                || {
-                    exec.copy(&pristine, &mut keys)?;
-                    exec.iota(&mut values, 0)
+                &mut state,
+                |(k, v)| {
+                    exec.copy(&pristine, k)?;
+                    exec.iota(v, 0)
                 },
-                || exec.sort_pairs(&mut keys, &mut values, bits.clone()),
+                |(k, v)| exec.sort_pairs(k, v, bits.clone()),
             )?;
             records.push(record(exec, format!("sort_pairs {} bits {bits:?}", size_label(n)), n, n * 24, stats));
         }

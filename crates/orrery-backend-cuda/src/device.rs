@@ -198,7 +198,7 @@ impl Device {
 
     /// Checks the last launch without waiting (errors of asynchronous work surface at the
     /// next synchronisation).
-    pub(crate) fn check_launch(&self, what: &str, r: std::result::Result<(), cudarc::driver::DriverError>) -> Result<()> {
+    pub(crate) fn check_launch(what: &str, r: std::result::Result<(), cudarc::driver::DriverError>) -> Result<()> {
         r.map_err(|e| {
             if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 Error::OutOfDeviceMemory { backend: BACKEND, requested_bytes: 0 }

@@ -196,7 +196,7 @@ fn validate_policy(p: &Policy) -> Result<()> {
     if p.sort_threads != 256 {
         return bad("sort_threads must be 256 (one thread per digit)");
     }
-    let warps = |t: u32| t >= 32 && t <= 1024 && t % 32 == 0;
+    let warps = |t: u32| (32..=1024).contains(&t) && t.is_multiple_of(32);
     if !(warps(p.scan_threads) && warps(p.reduce_threads) && warps(p.move_threads) && warps(p.sfc_threads)) {
         return bad("thread counts must be multiples of 32 in 32..=1024");
     }

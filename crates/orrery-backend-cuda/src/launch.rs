@@ -14,6 +14,7 @@ use orrery_core::{Element, GpuExecutor, KernelArg, KernelSource, Launch, Result,
 
 use crate::CudaExecutor;
 use crate::buffer::{CudaBuffer, RawBuffer};
+use crate::device::Device;
 use crate::module_cache::Function;
 
 /// Most arguments a launch takes without a heap allocation.
@@ -87,7 +88,7 @@ impl CudaExecutor {
         // buffers the pointers name are alive (borrowed by the caller) and owned by this
         // executor's stream order.
         let r = unsafe { result::launch_kernel(f.0, (blocks, 1, 1), (threads, 1, 1), 0, self.device.stream(), ptrs) };
-        self.device.check_launch(what, r)?;
+        Device::check_launch(what, r)?;
         if cfg!(feature = "debug-sync") {
             self.device.synchronize().map_err(|e| match e {
                 orrery_core::Error::Device { backend, message, .. } => {

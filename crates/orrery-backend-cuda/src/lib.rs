@@ -53,5 +53,5 @@ pub use buffer::{CudaBuffer, RawBuffer};
 pub use device::{CudaMarker, check_driver, check_nvrtc, device_count};
 pub use executor::{CudaExecutor, DEVICE_ENV};
 pub use kernels::CORE_MODULES;
-pub use module_cache::{compile_module_to_ptx, compile_to_ptx, disk_cache_dir, nvrtc_version};
+pub use module_cache::{compile_module_to_cubin, compile_module_to_ptx, compile_to_ptx, disk_cache_dir, nvrtc_version};
 pub use policy::Policy;

@@ -328,19 +328,14 @@ fn compact<T: Element>(input: &[T], flags: &[u32], output: &mut [T]) -> u32 {
 /// here, so the stores go through atomics of the element's width (relaxed: plain
 /// stores on x86-64 and AArch64, as fast as a non-atomic write).
 fn scatter<T: Element>(input: &[T], indices: &[u32], output: &mut [T]) {
-    match T::DTYPE.size() {
-        4 => {
-            let out: &mut [u32] = bytemuck::cast_slice_mut(output);
-            let src: &[u32] = bytemuck::cast_slice(input);
-            let out = atomic_view_u32(out);
-            src.par_iter().zip(indices.par_iter()).for_each(|(&v, &i)| out[i as usize].store(v, Ordering::Relaxed));
-        }
-        _ => {
-            let out: &mut [u64] = bytemuck::cast_slice_mut(output);
-            let src: &[u64] = bytemuck::cast_slice(input);
-            let out = atomic_view_u64(out);
-            src.par_iter().zip(indices.par_iter()).for_each(|(&v, &i)| out[i as usize].store(v, Ordering::Relaxed));
-        }
+    if T::DTYPE.size() == 4 {
+        let out = atomic_view_u32(bytemuck::cast_slice_mut(output));
+        let src: &[u32] = bytemuck::cast_slice(input);
+        src.par_iter().zip(indices.par_iter()).for_each(|(&v, &i)| out[i as usize].store(v, Ordering::Relaxed));
+    } else {
+        let out = atomic_view_u64(bytemuck::cast_slice_mut(output));
+        let src: &[u64] = bytemuck::cast_slice(input);
+        src.par_iter().zip(indices.par_iter()).for_each(|(&v, &i)| out[i as usize].store(v, Ordering::Relaxed));
     }
 }
 

@@ -68,6 +68,7 @@ pub trait Element:
     /// The largest value (identity of min); `+inf` for floats.
     const HIGHEST: Self;
     /// Wrapping (integers) or IEEE (floats) addition.
+    #[must_use]
     fn add(self, other: Self) -> Self;
 }
 

@@ -89,7 +89,7 @@ fn scatter_pass(src: &[Pair], dst: &mut [Pair], shift: u32, mask: u64) -> bool {
     }
     let out = SharedMut(dst.as_mut_ptr());
     src.par_chunks(CHUNK).zip(offsets.into_par_iter()).for_each(|(chunk, mut next)| {
-        let out = out;
+        let out = &out;
         for p in chunk {
             let d = digit(p);
             // SAFETY: `next[d]` walks the half-open range this chunk owns for digit `d`

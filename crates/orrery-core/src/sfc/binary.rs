@@ -12,7 +12,9 @@
 //! [`BinaryLayout`] computes the sequence once (exactly, comparing extents as
 //! mantissa and exponent so no rounding can reorder two axes) and keeps the per-axis bit
 //! counts; positions are quantised per axis with the rule of [`super::KeyMapper`] at a
-//! resolution of `2^bits_per_axis[a]` cells.
+//! resolution of `2^bits_per_axis[a]` cells. An axis can get up to 63 bits (a needle-
+//! shaped box), more than a float resolves: such keys are valid and reproducible, but
+//! the upper face then maps to a cell near, not at, the end of the axis.
 
 use rayon::prelude::*;
 
@@ -75,9 +77,7 @@ fn longer(e_a: f64, k_a: u32, e_b: f64, k_b: u32) -> bool {
     match (split_float(e_a), split_float(e_b)) {
         (None, _) => false,
         (Some(_), None) => true,
-        (Some((x_a, m_a)), Some((x_b, m_b))) => {
-            (x_a - i64::from(k_a), m_a) > (x_b - i64::from(k_b), m_b)
-        }
+        (Some((x_a, m_a)), Some((x_b, m_b))) => (x_a - i64::from(k_a), m_a) > (x_b - i64::from(k_b), m_b),
     }
 }
 
@@ -261,13 +261,7 @@ impl<T: Real, K: SfcKey> BinaryLayout<T, K> {
     /// [`crate::Error::OutsideBox`] naming the lowest-index point outside the box.
     pub fn keys_of(&self, view: PositionsView<'_, T>) -> Result<Vec<K>> {
         view.check_inside(&self.bbox)?;
-        Ok(view
-            .x()
-            .par_iter()
-            .zip(view.y())
-            .zip(view.z())
-            .map(|((&x, &y), &z)| self.key_clamped(x, y, z))
-            .collect())
+        Ok(view.x().par_iter().zip(view.y()).zip(view.z()).map(|((&x, &y), &z)| self.key_clamped(x, y, z)).collect())
     }
 }
 

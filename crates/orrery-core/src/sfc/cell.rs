@@ -67,9 +67,7 @@ impl KeyLayout {
     /// `bits_per_level * levels > 63`.
     pub fn new(bits_per_level: u32, levels: u32) -> Result<Self> {
         match bits_per_level.checked_mul(levels) {
-            Some(bits) if bits_per_level >= 1 && bits <= 63 => {
-                Ok(Self { bits_per_level, levels })
-            }
+            Some(bits) if bits_per_level >= 1 && bits <= 63 => Ok(Self { bits_per_level, levels }),
             _ => Err(Error::InvalidArgument {
                 what: "key layout",
                 reason: format!(
@@ -184,8 +182,7 @@ impl KeyLayout {
         let size = end - start;
         let size_log2 = size.trailing_zeros();
         let aligned = size.is_power_of_two() && start & (size - 1) == 0;
-        (aligned && size_log2 % self.bits_per_level == 0)
-            .then(|| self.levels - size_log2 / self.bits_per_level)
+        (aligned && size_log2 % self.bits_per_level == 0).then(|| self.levels - size_log2 / self.bits_per_level)
     }
 
     /// Whether `[start, end)` is a cell of some level.
@@ -200,6 +197,7 @@ impl KeyLayout {
     /// [`Error::LevelOutOfRange`] for `level == 0` (the root has no parent) or
     /// `level > levels`, [`Error::KeyOutOfRange`] for `key >= key_end()`.
     pub fn parent_start<K: SfcKey>(&self, key: K, level: u32) -> Result<K> {
+        self.check_level(level)?;
         if level == 0 {
             return Err(Error::LevelOutOfRange {
                 level,

@@ -380,6 +380,10 @@ mod tests {
         let mut i = 0;
         while i < states.len() {
             let s = states[i];
+            // New states are numbered in the order of the local octant that leads to them.
+            for o in 0..n {
+                index_of(&mut states, then(s, rule(o)));
+            }
             for m in 0..n {
                 let o = to_local(s, m);
                 let next = index_of(&mut states, then(s, rule(o)));

@@ -157,19 +157,17 @@ impl<T: Real, K: SfcKey> KeyMapper<T, K> {
     /// [`Error::OutsideBox`] naming the lowest-index point outside the box.
     pub fn keys_of(&self, view: PositionsView<'_, T>) -> Result<Vec<K>> {
         view.check_inside(&self.bbox)?;
-        Ok(view
-            .x()
-            .par_iter()
-            .zip(view.y())
-            .zip(view.z())
-            .map(|((&x, &y), &z)| self.key_clamped(x, y, z))
-            .collect())
+        Ok(view.x().par_iter().zip(view.y()).zip(view.z()).map(|((&x, &y), &z)| self.key_clamped(x, y, z)).collect())
     }
 }
 
 /// Maps positions in the x-y rectangle of a box to 2D keys of type `K`: the rule of
 /// [`KeyMapper`] on two axes, with `levels = K::LEVELS_2D`. The box's z range is
 /// ignored.
+///
+/// With f32 positions and `u64` keys the 2^31 cells per axis are finer than the float
+/// spacing: keys stay valid and reproducible, but not every cell is reachable and a
+/// point one ULP inside the upper edge may land a few cells before the last one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KeyMapper2D<T: Real, K: SfcKey> {
     bbox: Aabb<T>,
@@ -213,10 +211,7 @@ impl<T: Real, K: SfcKey> KeyMapper2D<T, K> {
         let cells = pow2::<T>(K::LEVELS_2D);
         let last = (1u64 << K::LEVELS_2D) - 1;
         let min = self.bbox.min();
-        [
-            quantize(x, min[0], self.scale[0], cells, last) as u32,
-            quantize(y, min[1], self.scale[1], cells, last) as u32,
-        ]
+        [quantize(x, min[0], self.scale[0], cells, last) as u32, quantize(y, min[1], self.scale[1], cells, last) as u32]
     }
 
     /// Integer coordinates of a position in the rectangle.

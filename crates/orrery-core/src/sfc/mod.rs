@@ -59,7 +59,10 @@
 //!    (`scale[a] = T(2^levels) / extent[a]`, correctly rounded, `0` when the extent is
 //!    `0`) together with `bbox().min()`. In CUDA write `__fmul_rn(__fsub_rn(p, lo), s)`
 //!    (`__dmul_rn`/`__dsub_rn` for f64) so NVRTC cannot contract it; WGSL has no FMA
-//!    contraction of a subtract followed by a multiply.
+//!    contraction of a subtract followed by a multiply. `floor` is exact everywhere.
+//!    Do not compile with `--use_fast_math`: its flush-to-zero of subnormals (which
+//!    WGSL also permits for f32) changes keys only for boxes whose extent is itself
+//!    near the subnormal range (below about `1e-30` in f32), but that is a difference.
 //! 2. **Clamping**: the coordinate is `0` when `!(f > 0)` (this also maps NaN to 0),
 //!    `2^levels - 1` when `f >= 2^levels`, and `f` converted to an integer otherwise.
 //!    Clamp in floating point before the conversion: a float-to-integer conversion of
@@ -70,17 +73,28 @@
 //!    arithmetic only (WGSL), build the 63-bit key as two words.
 //! 4. **Hilbert**: for `l = levels - 1` down to `0`, with `e = 0` initially:
 //!    `m = ((x >> l) & 1) << 2 | ((y >> l) & 1) << 1 | ((z >> l) & 1)`,
-//!    `e = ENCODE_3D[(e & !7) | m]`, append the digit `e & 7` to the key (shift left by
-//!    3, or). The tables [`hilbert::ENCODE_3D`] (192 bytes) and [`hilbert::ENCODE_2D`]
-//!    (16 bytes, 2 bits per entry field) are the whole curve; copy them literally. Every
-//!    per-level operation is a 32-bit integer operation; only the key assembly needs 64
-//!    bits (two `u32` words in WGSL: digits of levels 20..11 in the high word, shifted
-//!    by `3 * (l - 11) - 1`... or simply accumulate the top 32 bits and the low 32 bits
-//!    separately, with the digit of level 10 straddling them: bits 30..32 of the key).
-//!    The 32-bit key runs the same loop over `levels = 10`.
+//!    `e = ENCODE_3D[(e & ~7) | m]`, then append the digit `e & 7` to the key
+//!    (`key = key << 3 | (e & 7)`). In 2D: `m = ((x >> l) & 1) << 1 | ((y >> l) & 1)`,
+//!    `e = ENCODE_2D[(e & ~3) | m]`, `key = key << 2 | (e & 3)`. The tables
+//!    [`hilbert::ENCODE_3D`] (192 bytes, 24 states) and [`hilbert::ENCODE_2D`]
+//!    (16 bytes, 4 states) are the whole curve; copy them literally (as
+//!    `__constant__`/shared memory in CUDA, a `const array<u32, 192>` in WGSL). Every
+//!    per-level operation is a 32-bit integer operation; only the key needs 64 bits.
+//!    WGSL has no `u64`: keep the key as two words and shift the pair,
+//!    `hi = (hi << 3) | (lo >> 29); lo = (lo << 3) | (e & 7)`, and store it as
+//!    `vec2<u32>(lo, hi)`. The 32-bit key is the same loop over `levels = 10`. (The CPU
+//!    takes `m` from the Morton key, `(morton >> 3l) & 7`, which is the same digit.)
+//!    Decoding runs [`hilbert::DECODE_3D`] the same way and yields Morton digits.
 //! 5. **Binary**: upload the per-level axis sequence ([`BinaryLayout::axes`]) or, per
 //!    level, the axis and the coordinate bit it takes; integer coordinates reach 63
-//!    bits, so they are 64-bit on the device.
+//!    bits, so they are 64-bit on the device (two words in WGSL), and so is the
+//!    `f >= 2^bits` comparison (`2^63` is exact in f32 and f64).
+//! 6. **Precision**: with f32 positions, a resolution above 2^24 cells per axis (31-level
+//!    2D keys, binary axes with more than 24 bits) is finer than the float spacing, so
+//!    some integer coordinates are never hit and a point one ULP inside the upper face
+//!    may land a few cells before the last one. The keys are still valid and the rule
+//!    above still reproduces them exactly; only "one ULP inside is the last cell" needs
+//!    cells wider than an ULP (always true for 3D keys: 21 bits <= 24).
 //!
 //! The CPU reference of each step is the `_unchecked` function of the same name here;
 //! GPU equivalence tests compare against [`KeyMapper::key_clamped`].
@@ -108,9 +122,7 @@ mod sealed {
 ///
 /// The level counts are the deepest levels whose one-past-the-end key still fits the
 /// type; see the [module documentation](self) for the table.
-pub trait SfcKey:
-    sealed::Sealed + Copy + Ord + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static
-{
+pub trait SfcKey: sealed::Sealed + Copy + Ord + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static {
     /// Width of the type in bits.
     const BITS: u32;
     /// Levels of a 3D key (10 for u32, 21 for u64), 3 bits per level.
@@ -276,7 +288,7 @@ impl Curve {
     /// [`crate::Error::LevelOutOfRange`] for `level > K::LEVELS_3D`,
     /// [`crate::Error::KeyOutOfRange`] as [`Curve::decode_3d`].
     pub fn cell_box_3d<K: SfcKey>(self, key: K, level: u32) -> Result<([u32; 3], u32)> {
-        validate::level(level, K::LEVELS_3D, "3D key")?;
+        validate::level(level, K::LEVELS_3D, "a 3D key")?;
         let [x, y, z] = self.decode_3d(key)?;
         let side_log2 = K::LEVELS_3D - level;
         let mask = !((1u32 << side_log2) - 1);

@@ -86,9 +86,7 @@ const fn low_bits(v: u32, levels: u32) -> u32 {
 #[inline]
 pub const fn encode_3d_levels(x: u32, y: u32, z: u32, levels: u32) -> u64 {
     let levels = if levels > MAX_LEVELS_3D { MAX_LEVELS_3D } else { levels };
-    (spread_3d(low_bits(x, levels)) << 2)
-        | (spread_3d(low_bits(y, levels)) << 1)
-        | spread_3d(low_bits(z, levels))
+    (spread_3d(low_bits(x, levels)) << 2) | (spread_3d(low_bits(y, levels)) << 1) | spread_3d(low_bits(z, levels))
 }
 
 /// The coordinates `[x, y, z]` of a 3D Morton key of `levels` levels (capped at 21):
@@ -123,7 +121,7 @@ pub const fn decode_2d_levels(key: u64, levels: u32) -> [u32; 2] {
 /// use orrery_core::sfc::morton;
 /// // x is the most significant bit of each octal digit.
 /// assert_eq!(morton::encode_3d::<u32>(1, 0, 0)?, 0b100);
-/// assert_eq!(morton::encode_3d::<u64>(0, 3, 1)?, 0b011_010);
+/// assert_eq!(morton::encode_3d::<u64>(0, 3, 1)?, 0b010_011); // digits (x y z): 010, 011
 /// # Ok::<(), orrery_core::Error>(())
 /// ```
 ///

@@ -13,13 +13,7 @@ pub(crate) fn coords(coords: &[u64], levels: u32, key_bits: u32, curve: &'static
     let max = (1u64 << levels) - 1;
     for (a, &value) in coords.iter().enumerate() {
         if value > max {
-            return Err(Error::CoordinateOverflow {
-                axis: Axis::from_index(a),
-                value,
-                max,
-                bits: key_bits,
-                curve,
-            });
+            return Err(Error::CoordinateOverflow { axis: Axis::from_index(a), value, max, bits: key_bits, curve });
         }
     }
     Ok(())
