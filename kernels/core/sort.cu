@@ -89,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(SORT_HIST_THREADS)
     }
     __syncthreads();
     const u32 chunk = SORT_HIST_THREADS * SORT_HIST_ITEMS;
-    const u32 chunks = (n + chunk - 1u) / chunk;
+    const u32 chunks = (u32)(((u64)n + chunk - 1u) / chunk);
     for (u32 c = blockIdx.x; c < chunks; c += gridDim.x) {
         const u64 base = (u64)c * chunk + threadIdx.x;
         u64 k[SORT_HIST_ITEMS];

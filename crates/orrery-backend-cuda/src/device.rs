@@ -70,7 +70,8 @@ pub fn check_nvrtc() -> Result<()> {
 pub fn device_count() -> Result<usize> {
     check_driver()?;
     result::init().map_err(|e| unavailable(format!("cuInit failed: {}", describe(e))))?;
-    let n = result::device::get_count().map_err(|e| unavailable(format!("cuDeviceGetCount failed: {}", describe(e))))?;
+    let n =
+        result::device::get_count().map_err(|e| unavailable(format!("cuDeviceGetCount failed: {}", describe(e))))?;
     Ok(usize::try_from(n).unwrap_or(0))
 }
 
@@ -112,7 +113,9 @@ impl Device {
             return Err(unavailable("the CUDA driver reports no devices"));
         }
         if ordinal >= count {
-            return Err(unavailable(format!("device ordinal {ordinal} requested, but only {count} CUDA device(s) exist")));
+            return Err(unavailable(format!(
+                "device ordinal {ordinal} requested, but only {count} CUDA device(s) exist"
+            )));
         }
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| unavailable(format!("cannot open CUDA device {ordinal}: {}", describe(e))))?;

@@ -49,7 +49,10 @@ pub struct CudaExecutor {
 
 impl std::fmt::Debug for CudaExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaExecutor").field("device", &self.device).field("policy", &self.policy).finish_non_exhaustive()
+        f.debug_struct("CudaExecutor")
+            .field("device", &self.device)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
     }
 }
 
@@ -152,8 +155,11 @@ impl CudaExecutor {
 
     /// A new allocation for `len` elements of `T` with room for `capacity`.
     fn alloc_raw<T: Element>(&self, len: usize, capacity: usize) -> Result<CudaBuffer<T>> {
-        let too_large =
-            || Error::BufferTooLarge { backend: BACKEND, requested_bytes: u64::MAX, max_bytes: self.device.total_mem as u64 };
+        let too_large = || Error::BufferTooLarge {
+            backend: BACKEND,
+            requested_bytes: u64::MAX,
+            max_bytes: self.device.total_mem as u64,
+        };
         let bytes = capacity.checked_mul(size_of::<T>()).ok_or_else(too_large)?;
         if bytes > self.device.total_mem {
             return Err(Error::BufferTooLarge {
@@ -203,8 +209,7 @@ fn validate_policy(p: &Policy) -> Result<()> {
     if p.sort_items == 0 || p.sort_tile() * 8 + 8 * 256 * 4 + 2 * 256 * 4 > 48 * 1024 {
         return bad("sort_items must be at least 1 and the sort tile must fit 48 KB of shared memory");
     }
-    if [p.scan_vecs, p.reduce_vecs, p.move_items, p.sfc_items, p.sort_hist_items, p.sort_min_blocks]
-        .contains(&0)
+    if [p.scan_vecs, p.reduce_vecs, p.move_items, p.sfc_items, p.sort_hist_items, p.sort_min_blocks].contains(&0)
         || p.sort_hist_blocks_per_sm == 0
         || p.sfc_blocks_per_sm == 0
     {
@@ -327,11 +332,21 @@ impl Executor for CudaExecutor {
         self.compact_impl(input, flags, output, count)
     }
 
-    fn gather<T: Element>(&self, input: &CudaBuffer<T>, indices: &CudaBuffer<u32>, output: &mut CudaBuffer<T>) -> Result<()> {
+    fn gather<T: Element>(
+        &self,
+        input: &CudaBuffer<T>,
+        indices: &CudaBuffer<u32>,
+        output: &mut CudaBuffer<T>,
+    ) -> Result<()> {
         self.gather_impl(input, indices, output)
     }
 
-    fn scatter<T: Element>(&self, input: &CudaBuffer<T>, indices: &CudaBuffer<u32>, output: &mut CudaBuffer<T>) -> Result<()> {
+    fn scatter<T: Element>(
+        &self,
+        input: &CudaBuffer<T>,
+        indices: &CudaBuffer<u32>,
+        output: &mut CudaBuffer<T>,
+    ) -> Result<()> {
         self.scatter_impl(input, indices, output)
     }
 

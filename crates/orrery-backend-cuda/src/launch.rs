@@ -58,7 +58,14 @@ impl Arg {
 
 impl CudaExecutor {
     /// Enqueues `f` with a 1D grid. `what` names the kernel in errors.
-    pub(crate) fn launch_function(&self, f: Function, what: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
+    pub(crate) fn launch_function(
+        &self,
+        f: Function,
+        what: &str,
+        blocks: u32,
+        threads: u32,
+        args: &[Arg],
+    ) -> Result<()> {
         let mut inline_values = [0u64; INLINE_ARGS];
         let mut heap_values = Vec::new();
         let values: &mut [u64] = if args.len() <= INLINE_ARGS {
@@ -101,7 +108,14 @@ impl CudaExecutor {
     }
 
     /// Enqueues `entry` of a built-in or user module.
-    pub(crate) fn launch_entry(&self, source: &KernelSource, entry: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
+    pub(crate) fn launch_entry(
+        &self,
+        source: &KernelSource,
+        entry: &str,
+        blocks: u32,
+        threads: u32,
+        args: &[Arg],
+    ) -> Result<()> {
         if blocks == 0 {
             return Ok(());
         }

@@ -65,7 +65,8 @@ fn c_chars_to_string(v: &[c_char]) -> String {
 /// Compiles `source` with NVRTC; `module` and `target` name it in errors.
 fn nvrtc_compile(module: &str, source: &str, options: &[String], output: Output, target: &str) -> Result<Vec<u8>> {
     check_nvrtc()?;
-    let compile_error = |log: String| Error::KernelCompile { module: module.to_owned(), target: target.to_owned(), log };
+    let compile_error =
+        |log: String| Error::KernelCompile { module: module.to_owned(), target: target.to_owned(), log };
     let src = CString::new(source).map_err(|_| compile_error("the source contains a NUL byte".to_owned()))?;
     let name = CString::new(module.replace('\0', "")).unwrap_or_default();
     let prog = nres::create_program(&src, Some(&name)).map_err(|e| nvrtc_failure("nvrtcCreateProgram", e))?;
@@ -97,10 +98,14 @@ fn nvrtc_compile(module: &str, source: &str, options: &[String], output: Output,
 unsafe fn get_cubin(prog: nsys::nvrtcProgram) -> Result<Vec<u8>> {
     let mut size = 0usize;
     // SAFETY: `prog` is live (caller), `size` is valid for writes.
-    unsafe { nsys::nvrtcGetCUBINSize(prog, &raw mut size) }.result().map_err(|e| nvrtc_failure("nvrtcGetCUBINSize", e))?;
+    unsafe { nsys::nvrtcGetCUBINSize(prog, &raw mut size) }
+        .result()
+        .map_err(|e| nvrtc_failure("nvrtcGetCUBINSize", e))?;
     let mut buf = vec![0u8; size];
     // SAFETY: `buf` holds exactly the `size` bytes NVRTC reported.
-    unsafe { nsys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast()) }.result().map_err(|e| nvrtc_failure("nvrtcGetCUBIN", e))?;
+    unsafe { nsys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| nvrtc_failure("nvrtcGetCUBIN", e))?;
     Ok(buf)
 }
 
@@ -284,7 +289,8 @@ impl ModuleCache {
     /// Compiles (or fetches from disk) and loads `source`.
     fn load(&self, source: &KernelSource) -> Result<Arc<LoadedModule>> {
         self.device.bind()?;
-        let path = self.dir.as_ref().map(|d| d.join(cache_file_name(source.name, source.cuda, self.nvrtc, &self.options)));
+        let path =
+            self.dir.as_ref().map(|d| d.join(cache_file_name(source.name, source.cuda, self.nvrtc, &self.options)));
         if let Some(path) = &path
             && let Ok(bytes) = std::fs::read(path)
             && let Ok(handle) = Self::load_image(&bytes)
@@ -340,7 +346,10 @@ impl ModuleCache {
             if e.0 == CUresult::CUDA_ERROR_NOT_FOUND {
                 Error::InvalidArgument {
                     what: "kernel entry",
-                    reason: format!("module {} has no entry point {entry:?} (is it declared extern \"C\"?)", source.name),
+                    reason: format!(
+                        "module {} has no entry point {entry:?} (is it declared extern \"C\"?)",
+                        source.name
+                    ),
                 }
             } else {
                 crate::error::device_error("cuModuleGetFunction", e)

@@ -11,7 +11,9 @@ fn nvrtc_or_skip() -> bool {
     match check_nvrtc() {
         Ok(()) => true,
         Err(e) => {
-            let required = ["ORRERY_REQUIRE_NVRTC", "ORRERY_REQUIRE_CUDA"].iter().any(|k| std::env::var(k).is_ok_and(|v| v == "1"));
+            let required = ["ORRERY_REQUIRE_NVRTC", "ORRERY_REQUIRE_CUDA"]
+                .iter()
+                .any(|k| std::env::var(k).is_ok_and(|v| v == "1"));
             assert!(!required, "NVRTC is required but unavailable: {e}");
             println!("skipped: {e}");
             false
@@ -25,16 +27,38 @@ const ENTRIES: [(&str, &[&str]); 5] = [
     (
         "core/reduce",
         &[
-            "reduce_sum_u32", "reduce_min_u32", "reduce_max_u32", "reduce_sum_i32", "reduce_min_i32", "reduce_max_i32",
-            "reduce_sum_u64", "reduce_min_u64", "reduce_max_u64", "reduce_sum_i64", "reduce_min_i64", "reduce_max_i64",
-            "reduce_sum_f32", "reduce_min_f32", "reduce_max_f32", "reduce_sum_f64", "reduce_min_f64", "reduce_max_f64",
+            "reduce_sum_u32",
+            "reduce_min_u32",
+            "reduce_max_u32",
+            "reduce_sum_i32",
+            "reduce_min_i32",
+            "reduce_max_i32",
+            "reduce_sum_u64",
+            "reduce_min_u64",
+            "reduce_max_u64",
+            "reduce_sum_i64",
+            "reduce_min_i64",
+            "reduce_max_i64",
+            "reduce_sum_f32",
+            "reduce_min_f32",
+            "reduce_max_f32",
+            "reduce_sum_f64",
+            "reduce_min_f64",
+            "reduce_max_f64",
         ],
     ),
     ("core/sort", &["radix_histogram", "radix_bin_offsets", "radix_onesweep"]),
     ("core/movement", &["gather_b4", "gather_b8", "scatter_b4", "scatter_b8", "fill_b8", "iota_u32"]),
     (
         "core/sfc",
-        &["sfc_morton_f32", "sfc_morton_f64", "sfc_hilbert_f32", "sfc_hilbert_f64", "sfc_hilbert1_f32", "sfc_hilbert1_f64"],
+        &[
+            "sfc_morton_f32",
+            "sfc_morton_f64",
+            "sfc_hilbert_f32",
+            "sfc_hilbert_f64",
+            "sfc_hilbert1_f32",
+            "sfc_hilbert1_f64",
+        ],
     ),
 ];
 
@@ -68,7 +92,8 @@ fn a_plain_source_compiles_to_ptx() {
     if !nvrtc_or_skip() {
         return;
     }
-    let ptx = compile_to_ptx(r#"extern "C" __global__ void twice(float* v) { v[threadIdx.x] *= 2.0f; }"#, "compute_90").unwrap();
+    let ptx = compile_to_ptx(r#"extern "C" __global__ void twice(float* v) { v[threadIdx.x] *= 2.0f; }"#, "compute_90")
+        .unwrap();
     assert!(ptx.contains(".entry twice("));
 }
 
@@ -77,7 +102,8 @@ fn compile_errors_carry_the_nvrtc_log() {
     if !nvrtc_or_skip() {
         return;
     }
-    let broken = KernelSource { name: "test/broken", cuda: "extern \"C\" __global__ void k(int* p) { p[0] = nope; }", wgsl: "" };
+    let broken =
+        KernelSource { name: "test/broken", cuda: "extern \"C\" __global__ void k(int* p) { p[0] = nope; }", wgsl: "" };
     match compile_module_to_ptx(&broken, "compute_90") {
         Err(Error::KernelCompile { module, target, log }) => {
             assert_eq!((module.as_str(), target.as_str()), ("test/broken", "compute_90"));

@@ -176,12 +176,12 @@ fn exclusive_scan_writes_every_element() {
 
 // ---- reductions ----------------------------------------------------------------------------
 
-fn check_exact_reductions<T: Element>(gen: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T, test: u64) {
+fn check_exact_reductions<T: Element>(make: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T, test: u64) {
     let gpu = cuda_or_skip!();
     let cpu = cpu();
     for n in common::sizes() {
         let mut r = common::rng(test, n);
-        let input: Vec<T> = (0..n).map(|_| gen(&mut r)).collect();
+        let input: Vec<T> = (0..n).map(|_| make(&mut r)).collect();
         for op in [ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max] {
             let (g, c) = (reduce_on(gpu, &input, op), reduce_on(&cpu, &input, op));
             assert!(bytemuck::bytes_of(&g) == bytemuck::bytes_of(&c), "{op:?} of {n} {:?}: {g:?} != {c:?}", T::DTYPE);
@@ -208,7 +208,7 @@ fn check_float_reductions<T: Real>(eps: f64, test: u64) {
     let cpu = cpu();
     for n in common::sizes() {
         let mut r = common::rng(test, n);
-        let input: Vec<T> = (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect();
+        let input: Vec<T> = (0..n).map(|_| <T as Real>::from_f64(r.random_range(-1.0..1.0))).collect();
         for op in [ReduceOp::Min, ReduceOp::Max] {
             let (g, c) = (reduce_on(gpu, &input, op), reduce_on(&cpu, &input, op));
             assert!(bytemuck::bytes_of(&g) == bytemuck::bytes_of(&c), "{op:?} of {n} {:?}: {g:?} != {c:?}", T::DTYPE);
@@ -241,12 +241,12 @@ fn reductions_of_empty_input_give_the_identity() {
 
 // ---- compaction ----------------------------------------------------------------------------
 
-fn check_compaction<T: Element>(gen: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T, test: u64) {
+fn check_compaction<T: Element>(make: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T, test: u64) {
     let gpu = cuda_or_skip!();
     let cpu = cpu();
     for n in common::sizes() {
         let mut r = common::rng(test, n);
-        let input: Vec<T> = (0..n).map(|_| gen(&mut r)).collect();
+        let input: Vec<T> = (0..n).map(|_| make(&mut r)).collect();
         for density in [0.0, 0.01, 0.5, 1.0] {
             let flags: Vec<u32> =
                 (0..n).map(|_| if r.random_bool(density) { r.random_range(1..=u32::MAX) } else { 0 }).collect();
@@ -270,21 +270,23 @@ fn compaction_matches_cpu_for_4_and_8_byte_elements() {
 
 // ---- gather, scatter, fill, iota, copy -----------------------------------------------------
 
-fn check_gather_scatter<T: Element>(gen: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T, test: u64) {
+fn check_gather_scatter<T: Element>(make: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T, test: u64) {
     let gpu = cuda_or_skip!();
     let cpu = cpu();
     for n in common::sizes() {
         let mut r = common::rng(test, n);
-        let input: Vec<T> = (0..n).map(|_| gen(&mut r)).collect();
+        let input: Vec<T> = (0..n).map(|_| make(&mut r)).collect();
         let mut perm: Vec<u32> = (0..n as u32).collect();
         perm.shuffle(&mut r);
         let g = gather_on(gpu, &input, &perm);
         assert!(bytemuck::cast_slice::<T, u8>(&g) == bytemuck::cast_slice::<T, u8>(&gather_on(&cpu, &input, &perm)));
         let s = scatter_on(gpu, &input, &perm, n);
-        assert!(bytemuck::cast_slice::<T, u8>(&s) == bytemuck::cast_slice::<T, u8>(&scatter_on(&cpu, &input, &perm, n)));
+        assert!(
+            bytemuck::cast_slice::<T, u8>(&s) == bytemuck::cast_slice::<T, u8>(&scatter_on(&cpu, &input, &perm, n))
+        );
         // Gather with repeated indices into a shorter output.
         if n > 0 {
-            let idx: Vec<u32> = (0..n / 2 + 1).map(|_| r.random_range(0..n as u32)).collect();
+            let idx: Vec<u32> = (0..=n / 2).map(|_| r.random_range(0..n as u32)).collect();
             let g = gather_on(gpu, &input, &idx);
             assert!(bytemuck::cast_slice::<T, u8>(&g) == bytemuck::cast_slice::<T, u8>(&gather_on(&cpu, &input, &idx)));
         }
@@ -342,7 +344,7 @@ fn positions<T: Real>(n: usize, test: u64, lo: [f64; 3], hi: [f64; 3]) -> [Vec<T
                     2 => hi[a],
                     _ => lo[a] + (hi[a] - lo[a]) * r.random_range(-0.05..1.05),
                 };
-                T::from_f64(v)
+                <T as Real>::from_f64(v)
             })
             .collect()
     };
@@ -353,9 +355,10 @@ fn check_keys<T: Real>(test: u64) {
     let gpu = cuda_or_skip!();
     let cpu = cpu();
     let (lo, hi) = ([-1.5, 0.25, 3.0], [2.0, 0.75, 1000.0]);
-    let bbox = Aabb::new(lo.map(T::from_f64).into(), hi.map(T::from_f64).into()).unwrap();
+    let bbox = Aabb::new(lo.map(<T as Real>::from_f64).into(), hi.map(<T as Real>::from_f64).into()).unwrap();
     // A flat box (zero extent on z) maps every z to cell 0.
-    let flat = Aabb::new(lo.map(T::from_f64).into(), [hi[0], hi[1], lo[2]].map(T::from_f64).into()).unwrap();
+    let flat = Aabb::new(lo.map(<T as Real>::from_f64).into(), [hi[0], hi[1], lo[2]].map(<T as Real>::from_f64).into())
+        .unwrap();
     for n in common::sizes() {
         let [x, y, z] = positions::<T>(n, test, lo, hi);
         for b in [bbox, flat] {
@@ -461,7 +464,12 @@ fn length_mismatches_and_bad_bit_ranges_are_errors() {
     let mut v2m = gpu.upload(&[0u32, 1]).unwrap();
     let mut v3m = gpu.upload(&[0u32, 1, 2]).unwrap();
     assert!(matches!(gpu.sort_pairs(&mut k1, &mut v2m, 0..64), Err(Error::LengthMismatch { .. })));
-    assert!(matches!(gpu.sort_pairs(&mut k2, &mut v3m, 5..3), Err(Error::InvalidBitRange { start: 5, end: 3, .. })));
+    #[allow(clippy::reversed_empty_ranges)]
+    let reversed = 5..3;
+    assert!(matches!(
+        gpu.sort_pairs(&mut k2, &mut v3m, reversed),
+        Err(Error::InvalidBitRange { start: 5, end: 3, .. })
+    ));
     assert!(matches!(gpu.sort_pairs(&mut k2, &mut v3m, 0..65), Err(Error::InvalidBitRange { .. })));
     // Nothing was changed by the failed calls.
     assert_eq!(gpu.download(&k2).unwrap(), vec![3, 1, 2]);
@@ -517,7 +525,12 @@ fn user_kernels_launch_through_gpu_executor() {
     let x = gpu.upload(&(0..n).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
     let y = gpu.upload(&vec![1.0f32; n as usize]).unwrap();
     gpu.prepare(&SAXPY).unwrap();
-    let args = [buf::<CudaExecutor, f32>(&x), buf::<CudaExecutor, f32>(&y), KernelArg::Scalar(Scalar::F32(2.0)), KernelArg::Scalar(Scalar::U32(n))];
+    let args = [
+        buf::<CudaExecutor, f32>(&x),
+        buf::<CudaExecutor, f32>(&y),
+        KernelArg::Scalar(Scalar::F32(2.0)),
+        KernelArg::Scalar(Scalar::U32(n)),
+    ];
     gpu.launch(&SAXPY, "saxpy", Launch::per_item(n as usize, 128), &args).unwrap();
     gpu.launch(&SAXPY, "saxpy", Launch { blocks: 0, threads: 128 }, &args).unwrap();
     let got = gpu.download(&y).unwrap();

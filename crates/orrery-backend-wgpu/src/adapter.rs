@@ -202,7 +202,7 @@ pub(crate) fn open(options: &WgpuOptions) -> Result<Opened> {
     let mut features = available & wanted;
     // Timestamps are only useful with both halves.
     if !features.contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS) {
-        features -= wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        features.remove(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
     }
     let info = adapter.get_info();
     let limits = adapter.limits();

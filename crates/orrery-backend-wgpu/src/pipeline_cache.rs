@@ -23,7 +23,7 @@ use crate::preprocess::preprocess;
 use crate::shaders;
 
 /// What a binding of an entry point is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum BindingKind {
     /// `var<storage, read>` or `var<storage, read_write>`.
     Storage {
@@ -34,6 +34,9 @@ pub(crate) enum BindingKind {
     Uniform {
         /// Size of the uniform's type in bytes.
         size: u64,
+        /// `(offset, size)` in bytes of each member when the type is a struct (of a
+        /// scalar or vector type: one member at offset 0).
+        members: Vec<(u32, u32)>,
     },
 }
 
@@ -130,7 +133,16 @@ fn reflect(
                     BindingKind::Storage { read_only: !access.contains(naga::StorageAccess::STORE) }
                 }
                 naga::AddressSpace::Uniform => {
-                    BindingKind::Uniform { size: u64::from(module.types[var.ty].inner.size(module.to_ctx())) }
+                    let inner = &module.types[var.ty].inner;
+                    let size = inner.size(module.to_ctx());
+                    let members = match inner {
+                        naga::TypeInner::Struct { members, .. } => members
+                            .iter()
+                            .map(|m| (m.offset, module.types[m.ty].inner.size(module.to_ctx())))
+                            .collect(),
+                        _ => vec![(0, size)],
+                    };
+                    BindingKind::Uniform { size: u64::from(size), members }
                 }
                 other => {
                     return Err(compile_error(
@@ -220,12 +232,12 @@ impl PipelineCache {
         let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
             .bindings
             .iter()
-            .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
-                binding,
+            .map(|(binding, kind)| wgpu::BindGroupLayoutEntry {
+                binding: *binding,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
                     ty: match kind {
-                        BindingKind::Storage { read_only } => wgpu::BufferBindingType::Storage { read_only },
+                        BindingKind::Storage { read_only } => wgpu::BufferBindingType::Storage { read_only: *read_only },
                         BindingKind::Uniform { .. } => wgpu::BufferBindingType::Uniform,
                     },
                     has_dynamic_offset: false,

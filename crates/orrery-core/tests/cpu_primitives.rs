@@ -12,7 +12,11 @@ fn exec() -> CpuExecutor {
 /// Stable sort on the masked key bits, the reference for `sort_pairs`.
 fn std_sort(keys: &[u64], values: &[u32], bits: std::ops::Range<u32>) -> (Vec<u64>, Vec<u32>) {
     let width = bits.end - bits.start;
-    let mask = if width == 64 { u64::MAX } else { ((1u64 << width) - 1) << bits.start };
+    let mask = match width {
+        0 => 0,
+        64 => u64::MAX,
+        w => ((1u64 << w) - 1) << bits.start,
+    };
     let mut pairs: Vec<(u64, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
     pairs.sort_by_key(|&(k, _)| k & mask);
     pairs.into_iter().unzip()

@@ -36,7 +36,12 @@ fn entry(op: ReduceOp, dtype: DType) -> &'static str {
 }
 
 impl CudaExecutor {
-    pub(crate) fn reduce_impl<T: Element>(&self, input: &CudaBuffer<T>, op: ReduceOp, output: &mut CudaBuffer<T>) -> Result<()> {
+    pub(crate) fn reduce_impl<T: Element>(
+        &self,
+        input: &CudaBuffer<T>,
+        op: ReduceOp,
+        output: &mut CudaBuffer<T>,
+    ) -> Result<()> {
         check_len("reduction output", 1, output.len())?;
         let entry = entry(op, T::DTYPE);
         let size = size_of::<T>();
@@ -44,7 +49,13 @@ impl CudaExecutor {
         let threads = self.policy.reduce_threads;
         let n = input.len();
         if n <= tile as usize {
-            return self.launch_entry(&REDUCE, entry, 1, threads, &[Arg::buf(input), Arg::buf(output), Arg::U64(n as u64)]);
+            return self.launch_entry(
+                &REDUCE,
+                entry,
+                1,
+                threads,
+                &[Arg::buf(input), Arg::buf(output), Arg::U64(n as u64)],
+            );
         }
         // Level sizes: n -> m1 = ceil(n / tile) -> m2 -> ... -> 1. Partials alternate
         // between two regions of the scratch: A holds m1 values, B the next level.
@@ -53,10 +64,22 @@ impl CudaExecutor {
         let mut scratch = self.scratch();
         let a = scratch.reduce((m1 + m2) * size)?;
         let b = a + (m1 * size) as u64;
-        self.launch_entry(&REDUCE, entry, blocks(n, tile), threads, &[Arg::buf(input), Arg::Ptr(a), Arg::U64(n as u64)])?;
+        self.launch_entry(
+            &REDUCE,
+            entry,
+            blocks(n, tile),
+            threads,
+            &[Arg::buf(input), Arg::Ptr(a), Arg::U64(n as u64)],
+        )?;
         let (mut cur, mut next, mut len) = (a, b, m1);
         while len > tile as usize {
-            self.launch_entry(&REDUCE, entry, blocks(len, tile), threads, &[Arg::Ptr(cur), Arg::Ptr(next), Arg::U64(len as u64)])?;
+            self.launch_entry(
+                &REDUCE,
+                entry,
+                blocks(len, tile),
+                threads,
+                &[Arg::Ptr(cur), Arg::Ptr(next), Arg::U64(len as u64)],
+            )?;
             len = len.div_ceil(tile as usize);
             std::mem::swap(&mut cur, &mut next);
         }

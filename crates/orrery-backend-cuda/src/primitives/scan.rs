@@ -32,7 +32,14 @@ impl CudaExecutor {
             "scan_exclusive_u32",
             grid,
             self.policy.scan_threads,
-            &[Arg::buf(input), Arg::buf(output), Arg::Ptr(status), Arg::Ptr(counter), Arg::U64(n as u64), Arg::U32(epoch)],
+            &[
+                Arg::buf(input),
+                Arg::buf(output),
+                Arg::Ptr(status),
+                Arg::Ptr(counter),
+                Arg::U64(n as u64),
+                Arg::U32(epoch),
+            ],
         )
     }
 

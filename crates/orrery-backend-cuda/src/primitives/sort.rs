@@ -28,7 +28,12 @@ const DIGIT_BITS: u32 = 8;
 const RADIX: usize = 256;
 
 impl CudaExecutor {
-    pub(crate) fn sort_pairs_impl(&self, keys: &mut CudaBuffer<u64>, values: &mut CudaBuffer<u32>, bits: Range<u32>) -> Result<()> {
+    pub(crate) fn sort_pairs_impl(
+        &self,
+        keys: &mut CudaBuffer<u64>,
+        values: &mut CudaBuffer<u32>,
+        bits: Range<u32>,
+    ) -> Result<()> {
         check_sort_pairs(keys.len(), values.len(), &bits)?;
         let n = keys.len();
         check_count("sort pairs", n)?;

@@ -18,15 +18,21 @@ use crate::particles::PositionsView;
 /// cells (a power of two, as a `T`) and `scale = cells / extent`:
 /// `floor((v - min) * scale)` computed in `T`, then clamped to `0..=last` (with
 /// `last = cells - 1`) in floating point before the conversion. NaN gives 0.
+///
+/// Implemented without a `floor` call (a libm call on baseline x86-64): once the value
+/// `g` is known to lie in `(0, cells)`, `floor(g)` is the truncating conversion, and
+/// every `g <= 0` (or NaN) clamps to 0 either way. Same integers, bit for bit.
 #[inline]
 pub(crate) fn quantize<T: Real>(v: T, min: T, scale: T, cells: T, last: u64) -> u64 {
-    let f = ((v - min) * scale).floor();
-    if f > T::ZERO {
-        if f >= cells {
+    let g = (v - min) * scale;
+    if g > T::ZERO {
+        if g >= cells {
             last
         } else {
-            let w: f64 = f.into();
-            w as u64
+            // `g < cells <= 2^63`: the signed conversion is exact and, unlike the
+            // saturating unsigned one, a single instruction on x86-64 (2x faster keys).
+            let w: f64 = g.into();
+            w as i64 as u64
         }
     } else {
         0

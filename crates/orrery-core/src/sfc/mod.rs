@@ -59,12 +59,14 @@
 //!    (`scale[a] = T(2^levels) / extent[a]`, correctly rounded, `0` when the extent is
 //!    `0`) together with `bbox().min()`. In CUDA write `__fmul_rn(__fsub_rn(p, lo), s)`
 //!    (`__dmul_rn`/`__dsub_rn` for f64) so NVRTC cannot contract it; WGSL has no FMA
-//!    contraction of a subtract followed by a multiply. `floor` is exact everywhere.
+//!    contraction of a subtract followed by a multiply. `floor` is exact everywhere
+//!    (the CPU truncates instead, after the clamp below, which gives the same integer).
 //!    Do not compile with `--use_fast_math`: its flush-to-zero of subnormals (which
 //!    WGSL also permits for f32) changes keys only for boxes whose extent is itself
 //!    near the subnormal range (below about `1e-30` in f32), but that is a difference.
 //! 2. **Clamping**: the coordinate is `0` when `!(f > 0)` (this also maps NaN to 0),
-//!    `2^levels - 1` when `f >= 2^levels`, and `f` converted to an integer otherwise.
+//!    `2^levels - 1` when `f >= T(2^levels)` (compared in `T`; powers of two are
+//!    exact), and `f` converted to an integer otherwise.
 //!    Clamp in floating point before the conversion: a float-to-integer conversion of
 //!    an out-of-range value is not portable (WGSL clamps, C++ does not define it).
 //!    For [`BinaryLayout`] the same rule applies per axis with `2^bits_per_axis[a]`.
@@ -84,11 +86,14 @@
 //!    `hi = (hi << 3) | (lo >> 29); lo = (lo << 3) | (e & 7)`, and store it as
 //!    `vec2<u32>(lo, hi)`. The 32-bit key is the same loop over `levels = 10`. (The CPU
 //!    takes `m` from the Morton key, `(morton >> 3l) & 7`, which is the same digit.)
-//!    Decoding runs [`hilbert::DECODE_3D`] the same way and yields Morton digits.
+//!    Decoding runs [`hilbert::DECODE_3D`] the same way and yields Morton digits. The
+//!    CPU composes each table with itself (two levels per 2048-entry `u16` lookup, built
+//!    at compile time); that is an optimisation of the same state machine, not a
+//!    different curve, and kernels may do the same.
 //! 5. **Binary**: upload the per-level axis sequence ([`BinaryLayout::axes`]) or, per
 //!    level, the axis and the coordinate bit it takes; integer coordinates reach 63
-//!    bits, so they are 64-bit on the device (two words in WGSL), and so is the
-//!    `f >= 2^bits` comparison (`2^63` is exact in f32 and f64).
+//!    bits, so they are 64-bit on the device (two words in WGSL); the clamp compares
+//!    with `T(2^bits_per_axis[a])`, exact up to `2^63` in f32 and f64.
 //! 6. **Precision**: with f32 positions, a resolution above 2^24 cells per axis (31-level
 //!    2D keys, binary axes with more than 24 bits) is finer than the float spacing, so
 //!    some integer coordinates are never hit and a point one ULP inside the upper face

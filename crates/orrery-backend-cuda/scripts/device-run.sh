@@ -1,0 +1,28 @@
+#!/bin/bash
+# Runs the CUDA test and benchmark binaries on a GPU machine and writes logs to an
+# output folder. Usage: device-run.sh <folder with compile, conformance, bench> <out>
+# The binaries come from `cargo test --release -p orrery-backend-cuda --no-run`.
+set -o pipefail
+B=$(cd "$1" && pwd); O=$2; HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$O"
+export PATH=$PATH:/usr/local/cuda/bin ORRERY_REQUIRE_CUDA=1 ORRERY_KERNEL_CACHE=/tmp/orrery-kernels
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$O/gpu.txt" 2>&1
+echo "== compile" | tee "$O/tests.log"
+timeout 120 "$B/compile" 2>&1 | tee -a "$O/tests.log"
+echo "== conformance" | tee -a "$O/tests.log"
+timeout 240 "$B/conformance" 2>&1 | tee -a "$O/tests.log"
+echo "== bench" | tee "$O/bench.log"
+timeout 240 "$B/bench" --ignored --nocapture 2>&1 | tee -a "$O/bench.log"
+echo "== torch" | tee "$O/torch.log"
+timeout 120 python3 "$HERE/torch_sort.py" 2>&1 | tee -a "$O/torch.log"
+echo "== memcheck" | tee "$O/memcheck.log"
+ORRERY_TEST_MAX_N=5000 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/conformance" --test-threads=4 >> "$O/memcheck.log" 2>&1
+echo "exit $?" >> "$O/memcheck.log"
+echo "== racecheck" | tee "$O/racecheck.log"
+ORRERY_TEST_MAX_N=4097 timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/conformance" --test-threads=1 \
+  sort_pairs_matches sort_pairs_is_stable exclusive_scan_matches compaction_matches integer_reductions float_reductions sfc_keys_match_cpu_bit_for_bit_f32 \
+  >> "$O/racecheck.log" 2>&1
+echo "exit $?" >> "$O/racecheck.log"
+tail -n 3 "$O/memcheck.log" "$O/racecheck.log"
+grep -h -E "^test result|FAILED|panicked" "$O/tests.log"
+grep -h -E "^bench|^torch" "$O/bench.log" "$O/torch.log"

@@ -1,0 +1,48 @@
+//! 64-bit 3D Morton and Hilbert keys of positions (`shaders/core/sfc.wgsl`).
+
+use orrery_core::executor::unsupported;
+use orrery_core::sfc::{Curve, KeyMapper};
+use orrery_core::{DType, Real, Result};
+
+use super::{Params, per_element};
+use crate::context::Recorder;
+use crate::shaders::SFC;
+
+/// `keys[i] = mapper.key_clamped(x[i], y[i], z[i])` for `i < n`.
+///
+/// # Errors
+/// [`orrery_core::Error::Unsupported`] for f64 positions without `SHADER_F64`.
+pub(crate) fn sfc_keys<T: Real>(
+    rec: &mut Recorder<'_>,
+    xyz: [&wgpu::Buffer; 3],
+    n: u32,
+    mapper: &KeyMapper<T, u64>,
+    keys: &wgpu::Buffer,
+) -> Result<()> {
+    let f64 = T::DTYPE == DType::F64;
+    if f64 && !rec.ctx.caps.f64 {
+        return Err(unsupported(
+            "wgpu",
+            "SFC keys of f64 positions",
+            &format!("adapter {} has no SHADER_F64 (or it was disabled)", rec.ctx.caps.adapter),
+        ));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let defines: &[&str] = if rec.ctx.caps.f64 { &["F64"] } else { &[] };
+    let pipeline = rec.pipeline(SFC, defines, if f64 { "sfc_keys_f64" } else { "sfc_keys_f32" })?;
+    let table = rec.ctx.hilbert_table()?;
+    let curve = match mapper.curve() {
+        Curve::Morton => 0,
+        Curve::Hilbert => 1,
+    };
+    let min = mapper.bbox().min();
+    let scale = mapper.scale();
+    let size = size_of::<T>();
+    let mut params = Params::new().u32(n).u32(curve);
+    for v in [min[0], min[1], min[2], scale[0], scale[1], scale[2]] {
+        params = params.bytes(bytemuck::bytes_of(&v), size);
+    }
+    rec.dispatch(&pipeline, &[xyz[0], xyz[1], xyz[2], keys, &table], params.as_slice(), per_element(n))
+}

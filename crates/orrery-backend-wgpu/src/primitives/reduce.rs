@@ -1,0 +1,68 @@
+//! Reductions (`shaders/core/reduce.wgsl`).
+
+use orrery_core::executor::unsupported;
+use orrery_core::{DType, Element, ReduceOp, Result};
+
+use super::Params;
+use crate::context::{Recorder, Scratch};
+use crate::shaders::{REDUCE, REDUCE_TILE};
+
+/// The element-type define of `reduce.wgsl`.
+fn type_define(dtype: DType) -> &'static str {
+    match dtype {
+        DType::U32 => "T_U32",
+        DType::I32 => "T_I32",
+        DType::F32 => "T_F32",
+        DType::U64 => "T_U64",
+        DType::I64 => "T_I64",
+        DType::F64 => "T_F64",
+    }
+}
+
+/// The operation define of `reduce.wgsl`.
+fn op_define(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "OP_SUM",
+        ReduceOp::Min => "OP_MIN",
+        ReduceOp::Max => "OP_MAX",
+    }
+}
+
+/// `output[0]` = reduction of `input[0..n]` with `op` (the identity for `n = 0`).
+///
+/// # Errors
+/// [`orrery_core::Error::Unsupported`] for f64 without `SHADER_F64`.
+pub(crate) fn reduce<T: Element>(
+    rec: &mut Recorder<'_>,
+    input: &wgpu::Buffer,
+    n: u32,
+    op: ReduceOp,
+    output: &wgpu::Buffer,
+) -> Result<()> {
+    if T::DTYPE == DType::F64 && !rec.ctx.caps.f64 {
+        return Err(unsupported(
+            "wgpu",
+            "f64 reduction",
+            &format!("adapter {} has no SHADER_F64 (or it was disabled)", rec.ctx.caps.adapter),
+        ));
+    }
+    let mut defines = vec![type_define(T::DTYPE), op_define(op)];
+    // Subgroup reductions only where the result cannot depend on the order.
+    if rec.ctx.subgroups && matches!(T::DTYPE, DType::U32 | DType::I32) {
+        defines.push("SG_REDUCE");
+    }
+    let identity = op.identity::<T>();
+    let identity = bytemuck::bytes_of(&identity);
+    let tiles = n.div_ceil(REDUCE_TILE);
+    let last = rec.pipeline(REDUCE, &defines, "reduce_final")?;
+    if tiles == 0 {
+        let params = Params::new().u32(0).u32(0).bytes(identity, identity.len());
+        return rec.dispatch(&last, &[input, output], params.as_slice(), 1);
+    }
+    let partials = rec.scratch(Scratch::ReducePartials, u64::from(tiles) * size_of::<T>() as u64)?;
+    let first = rec.pipeline(REDUCE, &defines, "reduce_tiles")?;
+    let params = Params::new().u32(n).u32(tiles).bytes(identity, identity.len());
+    rec.dispatch(&first, &[input, &partials], params.as_slice(), tiles)?;
+    let params = Params::new().u32(tiles).u32(1).bytes(identity, identity.len());
+    rec.dispatch(&last, &[&partials, output], params.as_slice(), 1)
+}

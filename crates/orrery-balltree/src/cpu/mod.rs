@@ -1,0 +1,112 @@
+//! The CPU executor of the ball tree: a parallel recursive build on rayon.
+//!
+//! The CPU favours recursion over the level loop a GPU runs: each node is one exact
+//! median selection (`select_nth_unstable_by` on the total order (coordinate, index),
+//! never a sort) on a contiguous slice of records, and the recursion hands whole
+//! subtrees to cores. See [`recurse`] for where the parallelism comes from and
+//! [`select`] for the parallel selection of the top levels.
+//!
+//! Points are copied once into records of `D` coordinates plus their index
+//! (`D = 1..=16`, monomorphised), so every scan and swap streams through memory.
+//!
+//! The output is the executor-independent [`BallTree`] / [`Partition`] /
+//! [`crate::RotatedPartition`]; a GPU executor produces the same types (bit-identical
+//! indices) from its level loop.
+
+mod recurse;
+mod rotate;
+mod select;
+
+use orrery_core::{Real, Result};
+use rayon::prelude::*;
+
+pub use rotate::rotated_partitions;
+
+pub(crate) use recurse::cut;
+
+use crate::input::PointCloud;
+use crate::layout::TreeLayout;
+use crate::partition::Partition;
+use crate::tree::BallTree;
+
+/// Calls `$f::<T, D>($args)` with the const `D` equal to the runtime `$dim` (1..=16).
+macro_rules! with_dim {
+    ($dim:expr, $f:ident::<$t:ty>($($arg:expr),* $(,)?)) => {
+        match $dim {
+            1 => $f::<$t, 1>($($arg),*),
+            2 => $f::<$t, 2>($($arg),*),
+            3 => $f::<$t, 3>($($arg),*),
+            4 => $f::<$t, 4>($($arg),*),
+            5 => $f::<$t, 5>($($arg),*),
+            6 => $f::<$t, 6>($($arg),*),
+            7 => $f::<$t, 7>($($arg),*),
+            8 => $f::<$t, 8>($($arg),*),
+            9 => $f::<$t, 9>($($arg),*),
+            10 => $f::<$t, 10>($($arg),*),
+            11 => $f::<$t, 11>($($arg),*),
+            12 => $f::<$t, 12>($($arg),*),
+            13 => $f::<$t, 13>($($arg),*),
+            14 => $f::<$t, 14>($($arg),*),
+            15 => $f::<$t, 15>($($arg),*),
+            16 => $f::<$t, 16>($($arg),*),
+            _ => unreachable!("dim is validated to 1..=16"),
+        }
+    };
+}
+
+/// Builds the ball tree of every batch of `cloud` on the CPU.
+///
+/// # Errors
+/// [`orrery_core::Error::TooManyPoints`] when the slots exceed `u32::MAX` (more than
+/// 2^31 points); the cloud itself is validated at construction.
+pub fn build<T: Real>(cloud: &PointCloud<'_, T>) -> Result<BallTree> {
+    let layout = TreeLayout::new(cloud.batches())?;
+    let mut indices = vec![0u32; layout.num_slots()];
+    let mut mask = vec![false; layout.num_slots()];
+    with_dim!(cloud.dim(), build_batches::<T>(cloud.points(), &layout, &mut indices, &mut mask));
+    BallTree::from_parts(layout, indices, mask)
+}
+
+/// Erwin's `partition_balltree`: splits every batch of `cloud` `target_level` times (a
+/// node of one point is not split) and lists the points group by group, without
+/// padding. See [`crate::partition`].
+///
+/// # Errors
+/// None beyond the cloud's own validation; the `Result` leaves room for executors.
+pub fn partition<T: Real>(cloud: &PointCloud<'_, T>, target_level: u32) -> Result<Partition> {
+    let batches = cloud.batches();
+    let levels = vec![target_level; batches.len()];
+    let order = partition_rows(cloud.points(), cloud.dim(), batches.offsets(), &levels);
+    Ok(Partition::new(order, batches, target_level))
+}
+
+/// Partitions row-major `points` of `dim` coordinates, batch `b` (points
+/// `offsets[b]..offsets[b + 1]`) `levels[b]` times; returns the global point order.
+pub(crate) fn partition_rows<T: Real>(points: &[T], dim: usize, offsets: &[u32], levels: &[u32]) -> Vec<u32> {
+    let n = offsets[offsets.len() - 1] as usize;
+    let mut order = vec![0u32; n];
+    with_dim!(dim, partition_batches::<T>(points, offsets, levels, &mut order));
+    order
+}
+
+fn build_batches<T: Real, const D: usize>(points: &[T], layout: &TreeLayout, indices: &mut [u32], mask: &mut [bool]) {
+    let mut records = recurse::records::<T, D>(points, 0);
+    let sizes = layout.sizes();
+    let slots = || layout.slot_offsets().windows(2).map(|w| (w[1] - w[0]) as usize);
+    let recs = cut(&mut records, sizes.iter().map(|&s| s as usize));
+    let idx = cut(indices, slots());
+    let msk = cut(mask, slots());
+    recs.into_par_iter().zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(|(((r, i), m), &depth)| {
+        recurse::build_node(r, i, m, depth);
+    });
+}
+
+fn partition_batches<T: Real, const D: usize>(points: &[T], offsets: &[u32], levels: &[u32], order: &mut [u32]) {
+    let mut records = recurse::records::<T, D>(points, 0);
+    let sizes = || offsets.windows(2).map(|w| (w[1] - w[0]) as usize);
+    let recs = cut(&mut records, sizes());
+    let outs = cut(order, sizes());
+    recs.into_par_iter().zip(outs).zip(levels.par_iter()).for_each(|((r, o), &level)| {
+        recurse::partition_node(r, o, level);
+    });
+}

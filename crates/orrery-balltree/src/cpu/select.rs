@@ -1,0 +1,122 @@
+//! Exact median selection and node bounds, sequential and parallel.
+//!
+//! Small nodes use `select_nth_unstable_by` (introselect, expected O(m)) and one
+//! sequential scan for the bounds. Nodes of at least [`PAR_SELECT_MIN`] records (the
+//! top levels of a large cloud, where there are fewer subtrees than cores) spread the
+//! same work over the pool:
+//!
+//! - bounds: a chunked parallel min/max reduction;
+//! - selection: sample select. 1024 evenly spaced records are sorted; two of them that
+//!   bracket rank `k` (±48 sample ranks, three standard deviations of a sample rank)
+//!   split the node three ways in one parallel pass (each chunk classifies into three
+//!   local vectors, which are then copied back in parallel into disjoint slices). The
+//!   middle part, about 9% of the node, holds rank `k` with probability > 99.7%, and
+//!   is finished sequentially; otherwise the loop continues on the part that holds it.
+//!
+//! Which records end up where inside each side differs between the two paths, but the
+//! *set* on each side of rank `k` is the same: the order (coordinate, index) is total.
+
+use rayon::prelude::*;
+
+use crate::split::{Bounds, Record, order, precedes};
+use orrery_core::Real;
+
+/// Nodes with at least this many records select and scan in parallel. Below it, one
+/// sequential pass (about 1 ms for 2^17 records of 16 bytes) is cheaper than the
+/// three-way pass plus its copy.
+pub(crate) const PAR_SELECT_MIN: usize = 1 << 17;
+
+/// Records per chunk of the parallel passes.
+const CHUNK: usize = 1 << 14;
+/// Records in the sample of the parallel selection.
+const SAMPLE: usize = 1024;
+/// Sample ranks on either side of the target rank.
+const SAMPLE_MARGIN: usize = 48;
+
+/// The bounds of `records`, in parallel for large inputs.
+pub(crate) fn bounds<T: Real, const D: usize>(records: &[Record<T, D>]) -> Bounds<T, D> {
+    if records.len() < PAR_SELECT_MIN {
+        return Bounds::of(records);
+    }
+    records.par_chunks(CHUNK).map(Bounds::of).reduce(Bounds::empty, Bounds::merge)
+}
+
+/// Reorders `records` so that `records[..k]` are the `k` smallest in the order of
+/// dimension `dim` (coordinate, index) and `records[k..]` the rest.
+pub(crate) fn select<T: Real, const D: usize>(records: &mut [Record<T, D>], k: usize, dim: usize) {
+    if k == 0 || k >= records.len() {
+        return;
+    }
+    let mut v = records;
+    let mut k = k;
+    while v.len() >= PAR_SELECT_MIN {
+        let (lo, hi) = pivots(v, k, dim);
+        let (n_lo, n_mid) = three_way(v, &lo, &hi, dim);
+        let (start, end) = if k < n_lo {
+            (0, n_lo)
+        } else if k < n_lo + n_mid {
+            (n_lo, n_lo + n_mid)
+        } else {
+            (n_lo + n_mid, v.len())
+        };
+        if end - start == v.len() {
+            break; // no progress (cannot happen with distinct sample pivots): finish sequentially
+        }
+        k -= start;
+        v = &mut v[start..end];
+        if k == 0 || k >= v.len() {
+            return; // the boundary falls between two parts: already selected
+        }
+    }
+    v.select_nth_unstable_by(k, |a, b| order(a, b, dim));
+}
+
+/// Two records of an evenly spaced sample that bracket rank `k`.
+fn pivots<T: Real, const D: usize>(v: &[Record<T, D>], k: usize, dim: usize) -> (Record<T, D>, Record<T, D>) {
+    let n = v.len();
+    let mut sample: Vec<Record<T, D>> = (0..SAMPLE).map(|j| v[j * n / SAMPLE]).collect();
+    sample.sort_unstable_by(|a, b| order(a, b, dim));
+    let r = k * SAMPLE / n;
+    (sample[r.saturating_sub(SAMPLE_MARGIN)], sample[(r + SAMPLE_MARGIN).min(SAMPLE - 1)])
+}
+
+/// Partitions `v` into `< lo`, `[lo, hi]`, `> hi`; returns the sizes of the first two.
+fn three_way<T: Real, const D: usize>(
+    v: &mut [Record<T, D>],
+    lo: &Record<T, D>,
+    hi: &Record<T, D>,
+    dim: usize,
+) -> (usize, usize) {
+    type Parts<R> = [Vec<R>; 3];
+    let parts: Vec<Parts<Record<T, D>>> = v
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut p: Parts<Record<T, D>> = [Vec::new(), Vec::with_capacity(chunk.len() / 8), Vec::new()];
+            for r in chunk {
+                let class = if precedes(r, lo, dim) {
+                    0
+                } else if precedes(hi, r, dim) {
+                    2
+                } else {
+                    1
+                };
+                p[class].push(*r);
+            }
+            p
+        })
+        .collect();
+    let n_lo = parts.iter().map(|p| p[0].len()).sum();
+    let n_mid = parts.iter().map(|p| p[1].len()).sum();
+    // Cut `v` into one destination slice per (class, chunk), in class-major order.
+    let mut rest = v;
+    let mut copies = Vec::with_capacity(parts.len() * 3);
+    for class in 0..3 {
+        for p in &parts {
+            let (dst, tail) = std::mem::take(&mut rest).split_at_mut(p[class].len());
+            copies.push((dst, &p[class]));
+            rest = tail;
+        }
+    }
+    copies.into_par_iter().for_each(|(dst, src)| dst.copy_from_slice(src));
+    (n_lo, n_mid)
+}
