@@ -101,25 +101,46 @@ __device__ __forceinline__ u32 block_exclusive_scan(u32 v, u32* scratch, u32& to
 // Decoupled look-back by one warp over per-tile status words: returns the sum of the
 // values of all tiles before `tile` (every lane gets it). Tiles publish AGGREGATE as soon
 // as they know their own sum and INCLUSIVE once they know their prefix; tile 0 publishes
-// INCLUSIVE at once, so the walk always ends. The window covers 32 predecessors at a
-// time; lanes before the first tile read as an INCLUSIVE zero.
+// INCLUSIVE at once, so the walk always ends. Each round reads a window of 32 * WORDS
+// predecessors (word k of lane l is tile end - 1 - 32k - l, nearest first) and stops at the
+// nearest INCLUSIVE one; tiles before the first read as an INCLUSIVE zero. A wider window
+// lets the INCLUSIVE front advance further per L2 round trip, which is what bounds a scan
+// of many small tiles.
+template <int WORDS>
 __device__ __forceinline__ u32 warp_lookback(const u64* status, u32 tile, u32 epoch) {
     const u32 lane = lane_id();
     u32 prefix = 0;
-    long long end = (long long)tile;  // look at tiles [end - 32, end)
+    long long end = (long long)tile;  // look at tiles [end - 32 * WORDS, end)
     while (true) {
-        const long long j = end - 1 - (long long)lane;
-        u64 word;
-        u32 flag;
+        u64 word[WORDS];
+        u32 flag[WORDS];
+        bool waiting;
         do {
-            word = (j >= 0) ? ld_relaxed_u64(status + j) : lb_pack(epoch, LB_INCLUSIVE, 0u);
-            flag = lb_flag(word, epoch);
-        } while (__any_sync(FULL_MASK, flag == 0u));
-        const u32 inclusive = __ballot_sync(FULL_MASK, flag == LB_INCLUSIVE);
+            waiting = false;
+#pragma unroll
+            for (int k = 0; k < WORDS; ++k) {
+                const long long j = end - 1 - 32LL * k - (long long)lane;
+                word[k] = (j >= 0) ? ld_relaxed_u64(status + j) : lb_pack(epoch, LB_INCLUSIVE, 0u);
+                flag[k] = lb_flag(word[k], epoch);
+                waiting |= flag[k] == 0u;
+            }
+        } while (__any_sync(FULL_MASK, waiting));
+        u32 stop = 32u * WORDS - 1u;
+        bool found = false;
+#pragma unroll
+        for (int k = 0; k < WORDS; ++k) {
+            const u32 inclusive = __ballot_sync(FULL_MASK, flag[k] == LB_INCLUSIVE);
+            if (!found && inclusive) {
+                stop = 32u * k + (u32)(__ffs(inclusive) - 1);
+                found = true;
+            }
+        }
         // Lanes up to and including the nearest INCLUSIVE tile contribute.
-        const u32 stop = inclusive ? (u32)(__ffs(inclusive) - 1) : 31u;
-        prefix += warp_sum(lane <= stop ? (u32)word : 0u);
-        if (inclusive) return prefix;
-        end -= 32;
+        u32 v = 0;
+#pragma unroll
+        for (int k = 0; k < WORDS; ++k) v += (32u * k + lane <= stop) ? (u32)word[k] : 0u;
+        prefix += warp_sum(v);
+        if (found) return prefix;
+        end -= 32LL * WORDS;
     }
 }

@@ -11,12 +11,15 @@
 // lets warp 0 walk back over its predecessors' status words (common.cuh) to get its
 // exclusive prefix, publishes INCLUSIVE, and writes. Data are read once and written once.
 //
-// Launch shape: grid = ceil(n / SCAN_TILE) blocks (exactly; the block with the last tile
-// id resets the tile counter to 0 for the next launch), block = SCAN_THREADS threads.
+// Launch shape: block = SCAN_THREADS threads. Plain entries: grid = ceil(n / SCAN_TILE)
+// blocks exactly, one tile each. *_pf entries: persistent blocks (grid = min(tiles,
+// SMs * scan_blocks_per_sm)) that prefetch their next tile while scanning the current
+// one. Either way the block that draws the last id resets the tile counter to 0.
 // Tile = SCAN_THREADS * SCAN_VECS * 4 elements. Warp w of a tile covers the contiguous
 // range [w * 128 * SCAN_VECS, (w + 1) * 128 * SCAN_VECS); its lane l holds the 16-byte
 // vectors j * 32 + l (j < SCAN_VECS), so every load is a coalesced 16-byte load and the
-// in-warp order is (vector j, lane, element), which is the index order.
+// in-warp order is (vector j, lane, element), which is the index order. Warp 0 looks back
+// over windows of 32 * SCAN_LOOKBACK_WORDS predecessors.
 //
 // Buffers
 //   in      u32[n]        read      (16-byte aligned: buffers start at allocation starts)
@@ -31,8 +34,8 @@
 //
 // Measured cost: see docs/performance/cuda-primitives.md (H200: scan of 256M u32).
 
-#if !defined(SCAN_THREADS) || !defined(SCAN_VECS)
-#error "scan.cu needs SCAN_THREADS and SCAN_VECS from the executor's policy"
+#if !defined(SCAN_THREADS) || !defined(SCAN_VECS) || !defined(SCAN_LOOKBACK_WORDS)
+#error "scan.cu needs SCAN_THREADS, SCAN_VECS and SCAN_LOOKBACK_WORDS from the executor's policy"
 #endif
 
 #define SCAN_WARPS (SCAN_THREADS / 32)
@@ -105,7 +108,7 @@ __device__ __forceinline__ void scan_tile(const uint4 (&v)[SCAN_VECS], u32 (&ex)
             if (lane == 0) st_relaxed_u64(status, lb_pack(epoch, LB_INCLUSIVE, aggregate));
         } else {
             if (lane == 0) st_relaxed_u64(status + tile, lb_pack(epoch, LB_AGGREGATE, aggregate));
-            prefix = warp_lookback(status, tile, epoch);
+            prefix = warp_lookback<SCAN_LOOKBACK_WORDS>(status, tile, epoch);
             if (lane == 0) st_relaxed_u64(status + tile, lb_pack(epoch, LB_INCLUSIVE, prefix + aggregate));
         }
         if (lane == 0) sh.prefix = prefix;
@@ -123,20 +126,11 @@ __device__ __forceinline__ u32 scan_next_tile(ScanShared& sh, u32* counter) {
     return sh.tile;
 }
 
-// The block that drew the last tile id resets the counter: every other block has drawn
-// its id before it (one atomicAdd per block), so no one reads the counter afterwards.
-__device__ __forceinline__ void scan_finish(u32 tile, u32* counter) {
-    if (threadIdx.x == 0 && tile == gridDim.x - 1) *counter = 0u;
-}
-
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-    scan_exclusive_u32(const u32* __restrict__ in, u32* __restrict__ out, u64* status, u32* counter, u64 n,
-                       u32 epoch) {
-    __shared__ ScanShared sh;
-    const u32 tile = scan_next_tile(sh, counter);
+// Scans the loaded tile `v` and writes its exclusive prefixes (and the total after the
+// last tile).
+__device__ __forceinline__ void scan_tile_write(const uint4 (&v)[SCAN_VECS], ScanShared& sh, u32* __restrict__ out,
+                                                u64* status, u32 tile, u32 tiles, u64 n, u32 epoch) {
     const u64 base = (u64)tile * SCAN_TILE;
-    uint4 v[SCAN_VECS];
-    scan_load<false>(in, base, n, v);
     u32 ex[SCAN_VECS];
     u32 total;
     scan_tile(v, ex, sh, status, tile, epoch, total);
@@ -158,18 +152,16 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
             if (i + 3 < n) out[i + 3] = o.w;
         }
     }
-    if (threadIdx.x == 0 && tile == gridDim.x - 1) out[n] = total;
-    scan_finish(tile, counter);
+    if (threadIdx.x == 0 && tile == tiles - 1) out[n] = total;
 }
 
+// Compacts the tile whose flags (as 0/1) are loaded in `v`.
 template <typename T>
-__device__ __forceinline__ void compact_impl(const T* __restrict__ in, const u32* __restrict__ flags, T* __restrict__ out,
-                                             u32* __restrict__ count, u64* status, u32* counter, u64 n, u32 epoch) {
-    __shared__ ScanShared sh;
-    const u32 tile = scan_next_tile(sh, counter);
+__device__ __forceinline__ void compact_tile_write(const uint4 (&v)[SCAN_VECS], ScanShared& sh,
+                                                   const T* __restrict__ in, T* __restrict__ out,
+                                                   u32* __restrict__ count, u64* status, u32 tile, u32 tiles,
+                                                   u32 epoch) {
     const u64 base = (u64)tile * SCAN_TILE;
-    uint4 v[SCAN_VECS];
-    scan_load<true>(flags, base, n, v);
     u32 ex[SCAN_VECS];
     u32 total;
     scan_tile(v, ex, sh, status, tile, epoch, total);
@@ -183,18 +175,95 @@ __device__ __forceinline__ void compact_impl(const T* __restrict__ in, const u32
         if (v[j].z) out[pos++] = in[i + 2];
         if (v[j].w) out[pos] = in[i + 3];
     }
-    if (threadIdx.x == 0 && tile == gridDim.x - 1) count[0] = total;
-    scan_finish(tile, counter);
+    if (threadIdx.x == 0 && tile == tiles - 1) count[0] = total;
+}
+
+// ---- one tile per block ----------------------------------------------------------------
+// grid = tiles (also passed as an argument). The block that drew the last tile id resets the counter: every other block
+// has drawn its id before it (one atomicAdd per block), so no one reads it afterwards.
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+    scan_exclusive_u32(const u32* __restrict__ in, u32* __restrict__ out, u64* status, u32* counter, u64 n,
+                       u32 epoch, u32 tiles) {
+    __shared__ ScanShared sh;
+    const u32 tile = scan_next_tile(sh, counter);
+    uint4 v[SCAN_VECS];
+    scan_load<false>(in, (u64)tile * SCAN_TILE, n, v);
+    scan_tile_write(v, sh, out, status, tile, tiles, n, epoch);
+    if (threadIdx.x == 0 && tile == tiles - 1) *counter = 0u;
+}
+
+template <typename T>
+__device__ __forceinline__ void compact_one(const T* __restrict__ in, const u32* __restrict__ flags, T* __restrict__ out,
+                                            u32* __restrict__ count, u64* status, u32* counter, u64 n, u32 epoch,
+                                            u32 tiles) {
+    __shared__ ScanShared sh;
+    const u32 tile = scan_next_tile(sh, counter);
+    uint4 v[SCAN_VECS];
+    scan_load<true>(flags, (u64)tile * SCAN_TILE, n, v);
+    compact_tile_write<T>(v, sh, in, out, count, status, tile, tiles, epoch);
+    if (threadIdx.x == 0 && tile == tiles - 1) *counter = 0u;
 }
 
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
     compact_b4(const u32* __restrict__ in, const u32* __restrict__ flags, u32* __restrict__ out, u32* __restrict__ count,
-               u64* status, u32* counter, u64 n, u32 epoch) {
-    compact_impl<u32>(in, flags, out, count, status, counter, n, epoch);
+               u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
+    compact_one<u32>(in, flags, out, count, status, counter, n, epoch, tiles);
 }
 
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
     compact_b8(const u64* __restrict__ in, const u32* __restrict__ flags, u64* __restrict__ out, u32* __restrict__ count,
-               u64* status, u32* counter, u64 n, u32 epoch) {
-    compact_impl<u64>(in, flags, out, count, status, counter, n, epoch);
+               u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
+    compact_one<u64>(in, flags, out, count, status, counter, n, epoch, tiles);
+}
+
+// ---- persistent blocks with prefetch (the *_pf entries) ----------------------------------
+// grid = min(tiles, resident blocks). Each block draws tile ids until one is past the end;
+// while it scans tile t (look-back included), the loads of its next tile are already in
+// flight. No deadlock: a block holding a drawn but unprocessed tile u is busy with an
+// earlier tile t < u, whose look-back only waits for tiles < t; by induction the smallest
+// unfinished tile always progresses. Every block draws exactly one id >= tiles (its last),
+// so the block that draws tiles + gridDim.x - 1 draws last and resets the counter.
+
+template <bool FLAGS, typename Body>
+__device__ __forceinline__ void scan_persistent(const u32* __restrict__ src, u32* counter, u64 n, u32 tiles, Body body) {
+    __shared__ ScanShared sh;
+    u32 tile = scan_next_tile(sh, counter);
+    uint4 v[SCAN_VECS];
+    if (tile < tiles) scan_load<FLAGS>(src, (u64)tile * SCAN_TILE, n, v);
+    while (tile < tiles) {
+        // scan_next_tile's barrier also orders this iteration's use of `sh` after the last.
+        const u32 next = scan_next_tile(sh, counter);
+        uint4 w[SCAN_VECS];
+        if (next < tiles) scan_load<FLAGS>(src, (u64)next * SCAN_TILE, n, w);
+        body(v, sh, tile);
+#pragma unroll
+        for (u32 j = 0; j < SCAN_VECS; ++j) v[j] = w[j];
+        tile = next;
+    }
+    if (threadIdx.x == 0 && tile == tiles + gridDim.x - 1) *counter = 0u;
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+    scan_exclusive_u32_pf(const u32* __restrict__ in, u32* __restrict__ out, u64* status, u32* counter, u64 n,
+                          u32 epoch, u32 tiles) {
+    scan_persistent<false>(in, counter, n, tiles, [&](const uint4 (&v)[SCAN_VECS], ScanShared& sh, u32 tile) {
+        scan_tile_write(v, sh, out, status, tile, tiles, n, epoch);
+    });
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+    compact_b4_pf(const u32* __restrict__ in, const u32* __restrict__ flags, u32* __restrict__ out,
+                  u32* __restrict__ count, u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
+    scan_persistent<true>(flags, counter, n, tiles, [&](const uint4 (&v)[SCAN_VECS], ScanShared& sh, u32 tile) {
+        compact_tile_write<u32>(v, sh, in, out, count, status, tile, tiles, epoch);
+    });
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+    compact_b8_pf(const u64* __restrict__ in, const u32* __restrict__ flags, u64* __restrict__ out,
+                  u32* __restrict__ count, u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
+    scan_persistent<true>(flags, counter, n, tiles, [&](const uint4 (&v)[SCAN_VECS], ScanShared& sh, u32 tile) {
+        compact_tile_write<u64>(v, sh, in, out, count, status, tile, tiles, epoch);
+    });
 }

@@ -11,13 +11,17 @@
 //   Hilbert: Cornerstone's curve as a state machine over the Morton digits, coarsest
 //   level first: e = ENCODE_3D[(e & ~7) | m_l], digit_l = e & 7 (orrery_core::sfc::hilbert).
 //
-// Two Hilbert variants, same output:
+// Three Hilbert variants, same output (the policy picks one; the benchmark times all):
 //   sfc_hilbert1_*  the reference: one lookup per level in the 192-byte table (21 lookups).
-//   sfc_hilbert_*   two levels per lookup: a 24 x 64 table of u16 built per block from the
-//                   192-byte one, entry = next_state << 6 | digit_hi << 3 | digit_lo, so the
-//                   next index is (entry & ~63) | two Morton digits (1 + 10 lookups).
+//   sfc_hilbert2_*  two levels per lookup: a 24 x 64 table of u16 built per block from the
+//                   192-byte one, entry = next_state << 6 | digit_hi << 3 | digit_lo, indexed
+//                   by (entry & ~63) | two Morton digits (1 + 10 lookups).
+//   sfc_hilbert3_*  three levels per lookup, indexed by raw coordinate bits: a 24 x 512 table
+//                   of u16 (24 KB, built per block), entry = next_state << 9 | three digits,
+//                   indexed by (entry & ~511) | x[3g+2..3g] << 6 | y[..] << 3 | z[..] for
+//                   g = 6..0 (7 lookups, and no Morton interleave at all).
 //
-// Launch shape: grid-stride; grid = min(ceil(n / (SFC_THREADS * SFC_ITEMS)), SMs * SFC_BLOCKS_PER_SM),
+// Launch shape: grid-stride; grid = min(ceil(n / (SFC_THREADS * SFC_ITEMS)), SMs * sfc_blocks_per_sm),
 // block = SFC_THREADS. Per round, thread t handles i = round_base + k * SFC_THREADS + t,
 // k < SFC_ITEMS (coalesced 4- or 8-byte loads of x, y, z and 8-byte stores of keys).
 //
@@ -128,24 +132,56 @@ __device__ __forceinline__ u64 sfc_hilbert2(u64 m, const unsigned char* tab1, co
     return out;
 }
 
+// Entry i = state * 512 + (xg << 6 | yg << 3 | zg) of the three-level table, where xg, yg,
+// zg hold three levels of each coordinate, coarsest in bit 2.
+__device__ __forceinline__ unsigned short sfc_hilbert3_entry(u32 i, const unsigned char* tab1) {
+    u32 e = (i >> 9) << 3;
+    u32 digits = 0;
+#pragma unroll
+    for (int j = 2; j >= 0; --j) {
+        const u32 m = (((i >> (6 + j)) & 1u) << 2) | (((i >> (3 + j)) & 1u) << 1) | ((i >> j) & 1u);
+        e = tab1[(e & ~7u) | m];
+        digits = (digits << 3) | (e & 7u);
+    }
+    return (unsigned short)(((e >> 3) << 9) | digits);
+}
+
+// Levels (20, 19, 18), ..., (2, 1, 0) three at a time, straight from the coordinates.
+__device__ __forceinline__ u64 sfc_hilbert3(u32 x, u32 y, u32 z, const unsigned short* tab3) {
+    u32 e = 0;
+    u64 out = 0;
+#pragma unroll
+    for (int g = 6; g >= 0; --g) {
+        const u32 raw = (((x >> (3 * g)) & 7u) << 6) | (((y >> (3 * g)) & 7u) << 3) | ((z >> (3 * g)) & 7u);
+        e = tab3[(e & ~511u) | raw];
+        out |= (u64)(e & 511u) << (9 * g);
+    }
+    return out;
+}
+
 // ---- kernels ---------------------------------------------------------------------------
 
 #define SFC_HILBERT1 0
 #define SFC_HILBERT2 1
-#define SFC_MORTON 2
+#define SFC_HILBERT3 2
+#define SFC_MORTON 3
 
 template <typename T, int CURVE>
 __device__ __forceinline__ void sfc_keys_impl(const T* __restrict__ x, const T* __restrict__ y,
                                               const T* __restrict__ z, u64* __restrict__ keys, u64 n, T lox,
                                               T loy, T loz, T sx, T sy, T sz) {
     __shared__ unsigned char tab1[192];
-    __shared__ unsigned short tab2[CURVE == SFC_HILBERT2 ? 24 * 64 : 1];
+    __shared__ unsigned short tab[CURVE == SFC_HILBERT2 ? 24 * 64 : (CURVE == SFC_HILBERT3 ? 24 * 512 : 1)];
     if (CURVE != SFC_MORTON) {
         for (u32 i = threadIdx.x; i < 192; i += SFC_THREADS) tab1[i] = HILBERT_ENCODE_3D[i];
         __syncthreads();
     }
     if (CURVE == SFC_HILBERT2) {
-        for (u32 i = threadIdx.x; i < 24 * 64; i += SFC_THREADS) tab2[i] = sfc_hilbert2_entry(i, tab1);
+        for (u32 i = threadIdx.x; i < 24 * 64; i += SFC_THREADS) tab[i] = sfc_hilbert2_entry(i, tab1);
+        __syncthreads();
+    }
+    if (CURVE == SFC_HILBERT3) {
+        for (u32 i = threadIdx.x; i < 24 * 512; i += SFC_THREADS) tab[i] = sfc_hilbert3_entry(i, tab1);
         __syncthreads();
     }
     const u64 round = (u64)SFC_THREADS * SFC_ITEMS;
@@ -164,15 +200,18 @@ __device__ __forceinline__ void sfc_keys_impl(const T* __restrict__ x, const T* 
         for (u32 k = 0; k < SFC_ITEMS; ++k) {
             const u64 i = base + (u64)k * SFC_THREADS + threadIdx.x;
             if (i < n) {
-                const u64 m = sfc_morton(sfc_quantize(px[k], lox, sx), sfc_quantize(py[k], loy, sy),
-                                         sfc_quantize(pz[k], loz, sz));
+                const u32 qx = sfc_quantize(px[k], lox, sx);
+                const u32 qy = sfc_quantize(py[k], loy, sy);
+                const u32 qz = sfc_quantize(pz[k], loz, sz);
                 u64 key;
                 if (CURVE == SFC_MORTON) {
-                    key = m;
+                    key = sfc_morton(qx, qy, qz);
                 } else if (CURVE == SFC_HILBERT1) {
-                    key = sfc_hilbert1(m, tab1);
+                    key = sfc_hilbert1(sfc_morton(qx, qy, qz), tab1);
+                } else if (CURVE == SFC_HILBERT2) {
+                    key = sfc_hilbert2(sfc_morton(qx, qy, qz), tab1, tab);
                 } else {
-                    key = sfc_hilbert2(m, tab1, tab2);
+                    key = sfc_hilbert3(qx, qy, qz, tab);
                 }
                 keys[i] = key;
             }
@@ -189,7 +228,9 @@ __device__ __forceinline__ void sfc_keys_impl(const T* __restrict__ x, const T* 
 
 SFC_ENTRY(sfc_morton, SFC_MORTON, f32, float)
 SFC_ENTRY(sfc_morton, SFC_MORTON, f64, double)
-SFC_ENTRY(sfc_hilbert, SFC_HILBERT2, f32, float)
-SFC_ENTRY(sfc_hilbert, SFC_HILBERT2, f64, double)
 SFC_ENTRY(sfc_hilbert1, SFC_HILBERT1, f32, float)
 SFC_ENTRY(sfc_hilbert1, SFC_HILBERT1, f64, double)
+SFC_ENTRY(sfc_hilbert2, SFC_HILBERT2, f32, float)
+SFC_ENTRY(sfc_hilbert2, SFC_HILBERT2, f64, double)
+SFC_ENTRY(sfc_hilbert3, SFC_HILBERT3, f32, float)
+SFC_ENTRY(sfc_hilbert3, SFC_HILBERT3, f64, double)

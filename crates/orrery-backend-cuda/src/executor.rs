@@ -209,11 +209,21 @@ fn validate_policy(p: &Policy) -> Result<()> {
     if p.sort_items == 0 || p.sort_tile() * 8 + 8 * 256 * 4 + 2 * 256 * 4 > 48 * 1024 {
         return bad("sort_items must be at least 1 and the sort tile must fit 48 KB of shared memory");
     }
-    if [p.scan_vecs, p.reduce_vecs, p.move_items, p.sfc_items, p.sort_hist_items, p.sort_min_blocks].contains(&0)
+    if [
+        p.scan_vecs,
+        p.scan_lookback_words,
+        p.reduce_vecs,
+        p.move_items,
+        p.sfc_items,
+        p.sort_hist_items,
+        p.sort_min_blocks,
+    ]
+    .contains(&0)
         || p.sort_hist_blocks_per_sm == 0
         || p.sfc_blocks_per_sm == 0
+        || !(1..=3).contains(&p.hilbert_levels)
     {
-        return bad("item counts and blocks per SM must be at least 1");
+        return bad("item counts and blocks per SM must be at least 1, hilbert_levels 1, 2 or 3");
     }
     Ok(())
 }

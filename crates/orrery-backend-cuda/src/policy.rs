@@ -12,12 +12,24 @@
 pub struct Policy {
     /// Threads per block of the scan and the compaction. 256 = 8 warps: enough warps per
     /// tile to hide the look-back of warp 0, few enough that the block-level combine is
-    /// one pass over 8 shared words.
+    /// one pass over 8 shared words. (H200, 256M u32, one tile per block: 512 x 8 vectors
+    /// 0.823 ms, 128 x 16: 0.800 ms, 256 x 8: 0.773 ms.)
     pub scan_threads: u32,
-    /// 16-byte vectors per thread and tile of the scan (4 u32 each): 4 gives 16 KB tiles
-    /// and 64 bytes in flight per thread, which covers the H200's latency-bandwidth
-    /// product (about 25 KB per SM) with 2+ resident blocks per SM.
+    /// 16-byte vectors per thread and tile of the scan (4 u32 each). 8 (32 KB tiles, 72
+    /// registers, 3 blocks per SM) halves the number of tiles, and with it the per-tile
+    /// latency of drawing an id and looking back, against 4: 256M u32 on the H200 in
+    /// 0.773 ms against 0.853 ms (16: 0.829 ms, fewer resident blocks).
     pub scan_vecs: u32,
+    /// Use the persistent scan and compaction kernels (`*_pf`), whose blocks load their
+    /// next tile while they look back for the current one, instead of one tile per block.
+    pub scan_prefetch: bool,
+    /// Resident blocks per SM of the persistent scan (its grid is SMs times this).
+    pub scan_blocks_per_sm: u32,
+    /// Look-back window of the scan and the compaction, in status words per lane (the
+    /// window is 32 times this many predecessor tiles per L2 round trip). Wider windows
+    /// did not help on the H200 (256M u32, 256 x 8: 1 word 0.773 ms, 2 words 0.784 ms,
+    /// 4 words 0.794 ms): the nearest INCLUSIVE tile is usually within 32.
+    pub scan_lookback_words: u32,
     /// Threads per block of the reductions (8 warps; see `scan_threads`).
     pub reduce_threads: u32,
     /// 16-byte vectors per thread of a reduction tile (16 KB of input per block). The tile
@@ -33,8 +45,9 @@ pub struct Policy {
     /// that the per-tile look-back (256 status words) costs about 2% of a pass's traffic.
     pub sort_items: u32,
     /// Minimum resident blocks per SM requested from ptxas for the sort pass
-    /// (`__launch_bounds__`). 2: ptxas then keeps all 16 keys, ranks and values in
-    /// registers (128, no spills); 3 caps it at 80 registers with small spills.
+    /// (`__launch_bounds__`). 3 caps the kernel at 80 registers (36 bytes of spills) and
+    /// beats 2 (128 registers, no spills): 64M pairs, 64 bits, H200: 7.13 ms vs 7.82 ms;
+    /// 16M: 1.93 ms vs 2.13 ms (torch.sort + gather: 8.52 / 2.16 ms).
     pub sort_min_blocks: u32,
     /// Threads per block of the radix histogram (one read of the keys for all passes).
     pub sort_hist_threads: u32,
@@ -56,9 +69,9 @@ pub struct Policy {
     /// Blocks per SM of the grid-stride SFC launch: each block builds its 3 KB Hilbert
     /// table once, so fewer, longer-lived blocks amortise it; 8 x 256 threads fill an SM.
     pub sfc_blocks_per_sm: u32,
-    /// Use the two-levels-per-lookup Hilbert kernel (`sfc_hilbert_*`) rather than the
-    /// one-level reference (`sfc_hilbert1_*`). Both give the same keys.
-    pub hilbert_two_level: bool,
+    /// Curve levels per table lookup of the Hilbert kernel: 1 (`sfc_hilbert1_*`, the
+    /// reference), 2 (`sfc_hilbert2_*`) or 3 (`sfc_hilbert3_*`). All give the same keys.
+    pub hilbert_levels: u32,
 }
 
 impl Policy {
@@ -72,12 +85,15 @@ impl Policy {
     /// The shapes chosen on the H200 (see the field documentation).
     pub const HOPPER: Self = Self {
         scan_threads: 256,
-        scan_vecs: 4,
+        scan_vecs: 8,
+        scan_prefetch: false,
+        scan_blocks_per_sm: 4,
+        scan_lookback_words: 1,
         reduce_threads: 256,
         reduce_vecs: 4,
         sort_threads: 256,
         sort_items: 16,
-        sort_min_blocks: 2,
+        sort_min_blocks: 3,
         sort_hist_threads: 256,
         sort_hist_items: 8,
         sort_hist_blocks_per_sm: 4,
@@ -86,7 +102,7 @@ impl Policy {
         sfc_threads: 256,
         sfc_items: 4,
         sfc_blocks_per_sm: 8,
-        hilbert_two_level: true,
+        hilbert_levels: 3,
     };
 
     /// Elements (u32) per scan / compaction tile.
@@ -114,6 +130,7 @@ impl Policy {
         [
             ("SCAN_THREADS", self.scan_threads),
             ("SCAN_VECS", self.scan_vecs),
+            ("SCAN_LOOKBACK_WORDS", self.scan_lookback_words),
             ("REDUCE_THREADS", self.reduce_threads),
             ("REDUCE_VECS", self.reduce_vecs),
             ("SORT_THREADS", self.sort_threads),

@@ -9,7 +9,7 @@ mod common;
 
 use std::ops::Range;
 
-use orrery_backend_cuda::CudaExecutor;
+use orrery_backend_cuda::{CudaExecutor, Policy};
 use orrery_core::gpu::buf;
 use orrery_core::sfc::{Curve, KeyMapper};
 use orrery_core::{
@@ -382,15 +382,82 @@ fn sfc_keys_match_cpu_bit_for_bit_f64() {
     check_keys::<f64>(61);
 }
 
+/// Executors with other launch shapes than the default policy: every variant the
+/// benchmark weighs must compute the same function.
+fn policy_variants(gpu: &CudaExecutor) -> Vec<CudaExecutor> {
+    let base = *gpu.policy();
+    let shapes = [
+        Policy { hilbert_levels: 1, scan_vecs: 8, scan_lookback_words: 4, sort_min_blocks: 2, ..base },
+        Policy {
+            hilbert_levels: 2,
+            scan_threads: 512,
+            scan_vecs: 4,
+            scan_prefetch: true,
+            scan_blocks_per_sm: 2,
+            sort_items: 12,
+            ..base
+        },
+        Policy {
+            hilbert_levels: 3,
+            scan_threads: 128,
+            scan_vecs: 8,
+            scan_prefetch: true,
+            scan_blocks_per_sm: 4,
+            sort_items: 12,
+            sort_min_blocks: 2,
+            ..base
+        },
+        Policy {
+            scan_threads: 256,
+            scan_vecs: 4,
+            scan_prefetch: true,
+            scan_blocks_per_sm: 4,
+            sort_min_blocks: 4,
+            ..base
+        },
+        Policy {
+            scan_threads: 256,
+            scan_vecs: 8,
+            scan_prefetch: true,
+            scan_blocks_per_sm: 2,
+            scan_lookback_words: 2,
+            ..base
+        },
+        Policy { scan_threads: 256, scan_vecs: 4, scan_prefetch: true, scan_blocks_per_sm: 3, ..base },
+        Policy { scan_threads: 256, scan_vecs: 4, scan_prefetch: false, ..base },
+    ];
+    shapes.iter().map(|&p| CudaExecutor::with_policy(gpu.ordinal(), p).unwrap()).collect()
+}
+
 #[test]
-fn one_level_hilbert_kernel_gives_the_same_keys() {
+fn other_launch_shapes_compute_the_same_results() {
     let gpu = cuda_or_skip!();
-    let policy = orrery_backend_cuda::Policy { hilbert_two_level: !gpu.policy().hilbert_two_level, ..*gpu.policy() };
-    let other = CudaExecutor::with_policy(gpu.ordinal(), policy).unwrap();
-    let (lo, hi) = ([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]);
-    let [x, y, z] = positions::<f32>(100_003, 62, lo, hi);
-    let mapper = KeyMapper::<f32, u64>::new(Aabb::cube(0.0, 1.0).unwrap(), Curve::Hilbert);
-    assert!(keys_on(gpu, &x, &y, &z, &mapper) == keys_on(&other, &x, &y, &z, &mapper));
+    let cpu = cpu();
+    let variants = policy_variants(gpu);
+    let sizes: Vec<usize> = common::sizes().into_iter().filter(|n| [0, 1, 33, 4097, 1_000_003].contains(n)).collect();
+    for n in sizes {
+        let mut r = common::rng(70, n);
+        let keys: Vec<u64> = (0..n).map(|_| r.random()).collect();
+        let values: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        let flags: Vec<u32> = (0..n).map(|_| u32::from(r.random_bool(0.3))).collect();
+        let [x, y, z] = positions::<f32>(n, 71, [0.0; 3], [1.0; 3]);
+        let [xd, yd, zd] = positions::<f64>(n, 72, [0.0; 3], [1.0; 3]);
+        let mapper = KeyMapper::<f32, u64>::new(Aabb::cube(0.0, 1.0).unwrap(), Curve::Hilbert);
+        let mapper_d = KeyMapper::<f64, u64>::new(Aabb::cube(0.0, 1.0).unwrap(), Curve::Hilbert);
+        let want_sort = sort_on(&cpu, &keys, &values, 0..64);
+        let want_scan = scan_on(&cpu, &values);
+        let want_compact = compact_on(&cpu, &keys, &flags);
+        let want_keys = keys_on(&cpu, &x, &y, &z, &mapper);
+        let want_keys_d = keys_on(&cpu, &xd, &yd, &zd, &mapper_d);
+        for v in &variants {
+            let p = v.policy();
+            assert!(sort_on(v, &keys, &values, 0..64) == want_sort, "sort of {n} with {p:?}");
+            assert!(scan_on(v, &values) == want_scan, "scan of {n} with {p:?}");
+            assert!(compact_on(v, &keys, &flags) == want_compact, "compaction of {n} with {p:?}");
+            assert!(keys_on(v, &x, &y, &z, &mapper) == want_keys, "f32 Hilbert keys of {n} with {p:?}");
+            assert!(keys_on(v, &xd, &yd, &zd, &mapper_d) == want_keys_d, "f64 Hilbert keys of {n} with {p:?}");
+        }
+    }
 }
 
 // ---- memory, timing, errors ----------------------------------------------------------------

@@ -23,6 +23,9 @@ use orrery_core::{Error, Result};
 pub(crate) const BACKEND: &str = "wgpu";
 
 /// How [`crate::WgpuExecutor`] picks its adapter and which optional features it uses.
+///
+/// Without a name filter the best adapter wins: a discrete GPU before an integrated one,
+/// before a virtual one, before a CPU rasteriser; Vulkan, Metal and DX12 before OpenGL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WgpuOptions {
     /// Case-insensitive substring of the adapter name; `None` takes the best adapter.
@@ -48,8 +51,13 @@ impl Default for WgpuOptions {
 }
 
 impl WgpuOptions {
-    /// The default options overridden by `ORRERY_WGPU_ADAPTER`, `ORRERY_WGPU_BACKEND`
-    /// and `ORRERY_WGPU_SUBGROUPS` (see the [module documentation](self)).
+    /// The default options overridden by the environment:
+    ///
+    /// | variable                 | meaning                                                     |
+    /// |--------------------------|-------------------------------------------------------------|
+    /// | `ORRERY_WGPU_ADAPTER`    | case-insensitive substring of the adapter name              |
+    /// | `ORRERY_WGPU_BACKEND`    | `vulkan`, `metal`, `dx12` or `gl`                           |
+    /// | `ORRERY_WGPU_SUBGROUPS`  | `0` runs the shared-memory paths even where subgroups exist |
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an unknown backend name or subgroup setting.
@@ -170,10 +178,13 @@ fn rank(info: &wgpu::AdapterInfo) -> (u8, u8) {
 /// Picks an adapter and opens a device on it.
 pub(crate) fn open(options: &WgpuOptions) -> Result<Opened> {
     let backends = options.backends.unwrap_or(wgpu::Backends::all());
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor { backends, ..wgpu::InstanceDescriptor::new_without_display_handle() });
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
     let adapters = pollster::block_on(instance.enumerate_adapters(backends));
-    let found: Vec<String> = adapters.iter().map(|a| format!("{} ({:?})", a.get_info().name, a.get_info().backend)).collect();
+    let found: Vec<String> =
+        adapters.iter().map(|a| format!("{} ({:?})", a.get_info().name, a.get_info().backend)).collect();
     let filter = options.adapter.as_ref().map(|s| s.to_lowercase());
     let adapter = adapters
         .into_iter()
@@ -214,9 +225,8 @@ pub(crate) fn open(options: &WgpuOptions) -> Result<Opened> {
         memory_hints: wgpu::MemoryHints::Performance,
         trace: wgpu::Trace::Off,
     };
-    let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| Error::DeviceUnavailable {
-        backend: BACKEND,
-        reason: format!("adapter {} refused a device: {e}", info.name),
+    let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| {
+        Error::DeviceUnavailable { backend: BACKEND, reason: format!("adapter {} refused a device: {e}", info.name) }
     })?;
     Ok(Opened { device, queue, info, features, limits })
 }

@@ -32,10 +32,14 @@ use crate::adapter::{BACKEND, Capabilities, Opened};
 use crate::pipeline_cache::{BindingKind, Pipeline, PipelineCache};
 use crate::shaders::{self, CoreModule};
 
-/// Bytes of the uniform parameter arena of one batch.
-const ARENA_BYTES: u64 = 64 * 1024;
+/// Smallest uniform parameter arena of one batch: at least 256 parameter slots at the
+/// device's uniform offset alignment (256 bytes on many GPUs, 32 on lavapipe), so a
+/// batch ends at 256 to 512 dispatches through the arena or at
+/// [`MAX_BATCH_COMMANDS`], whichever comes first. (On lavapipe the arena fills first,
+/// so the tests exercise that path.)
+const MIN_ARENA_BYTES: u64 = 16 * 1024;
 /// Commands after which a batch is submitted even without a reason to.
-pub(crate) const MAX_BATCH_COMMANDS: usize = 512;
+pub(crate) const MAX_BATCH_COMMANDS: usize = 1024;
 /// Smallest allocation: wgpu forbids zero-sized bindings, and a binding must hold at
 /// least one element of the array type the shader declares (up to 16 bytes for `vec4`).
 pub(crate) const MIN_BUFFER_BYTES: u64 = 256;
@@ -73,6 +77,7 @@ pub(crate) struct Stream {
     commands: usize,
     arena: Vec<u8>,
     arena_buffer: wgpu::Buffer,
+    arena_bytes: u64,
     staging: Option<(wgpu::Buffer, u64)>,
     scratch: [Option<(wgpu::Buffer, u64)>; SCRATCH_SLOTS],
     /// Whether queue writes wait for a submit.
@@ -136,21 +141,23 @@ impl Context {
             timestamps: timestamps && features.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS),
             f64: f64 && features.contains(wgpu::Features::SHADER_F64),
             max_buffer_size: limits.max_buffer_size,
-            max_storage_binding: u64::from(limits.max_storage_buffer_binding_size),
+            max_storage_binding: limits.max_storage_buffer_binding_size,
             max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
             max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
         };
+        let arena_bytes = MIN_ARENA_BYTES.max(256 * u64::from(limits.min_uniform_buffer_offset_alignment));
         let arena_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("orrery params"),
-            size: ARENA_BYTES,
+            size: arena_bytes,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let stream = Stream {
             encoder: None,
             commands: 0,
-            arena: Vec::with_capacity(ARENA_BYTES as usize),
+            arena: Vec::with_capacity(arena_bytes as usize),
             arena_buffer,
+            arena_bytes,
             staging: None,
             scratch: Default::default(),
             writes_pending: false,
@@ -171,7 +178,9 @@ impl Context {
     }
 
     /// Runs the subgroup probe (`shaders/core/probe.wgsl`) and turns the subgroup paths
-    /// on when the subgroups are full and ordered as the kernels assume.
+    /// on when the subgroups are full, ordered as the kernels assume, and every subgroup
+    /// operation the kernels use gives the right answer. A probe that fails to compile
+    /// (a backend whose shader translator lacks a subgroup built-in) leaves them off.
     pub(crate) fn probe_subgroups(&mut self) -> Result<()> {
         if !self.device.features().contains(wgpu::Features::SUBGROUP) {
             return Ok(());
@@ -181,15 +190,13 @@ impl Context {
         let mut words = vec![0u32; 2 * w + 1];
         {
             let mut rec = self.recorder();
-            let pipeline = rec.pipeline_with(shaders::PROBE, &["SUBGROUP"], "probe_subgroups")?;
+            let Ok(pipeline) = rec.pipeline_with(shaders::PROBE, &["SUBGROUP"], "probe_subgroups") else {
+                return Ok(());
+            };
             rec.dispatch(&pipeline, &[&out], &[], 1)?;
             rec.read_bytes(&out, 0, bytemuck::cast_slice_mut(&mut words))?;
         }
-        let mut seen = vec![false; w];
-        let ranks_ok = words[..w].iter().all(|&r| (r as usize) < w && !std::mem::replace(&mut seen[r as usize], true));
-        let scans_ok = words[w..2 * w].iter().all(|&d| d == 0);
-        let size = words[2 * w];
-        if ranks_ok && scans_ok && size > 0 && shaders::WORKGROUP % size == 0 {
+        if let Some(size) = probe_verdict(&words, w) {
             self.subgroups = true;
             self.caps.subgroup_size = Some(size);
         }
@@ -241,9 +248,13 @@ impl Context {
     fn check_size(&self, bytes: u64, usage: wgpu::BufferUsages) -> Result<()> {
         let mut max = self.limits.max_buffer_size;
         if usage.contains(wgpu::BufferUsages::STORAGE) {
-            max = max.min(u64::from(self.limits.max_storage_buffer_binding_size));
+            max = max.min(self.limits.max_storage_buffer_binding_size);
         }
-        if bytes > max { Err(Error::BufferTooLarge { backend: BACKEND, requested_bytes: bytes, max_bytes: max }) } else { Ok(()) }
+        if bytes > max {
+            Err(Error::BufferTooLarge { backend: BACKEND, requested_bytes: bytes, max_bytes: max })
+        } else {
+            Ok(())
+        }
     }
 
     /// Runs `create` inside out-of-memory and validation error scopes.
@@ -270,7 +281,12 @@ impl Context {
         self.check_size(bytes, usage)?;
         let size = bytes.max(MIN_BUFFER_BYTES).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         self.scoped(bytes, || {
-            self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
         })
     }
 
@@ -278,12 +294,22 @@ impl Context {
     ///
     /// # Errors
     /// As [`Context::create_buffer`].
-    pub(crate) fn create_buffer_init(&self, data: &[u8], usage: wgpu::BufferUsages, label: &str) -> Result<wgpu::Buffer> {
+    pub(crate) fn create_buffer_init(
+        &self,
+        data: &[u8],
+        usage: wgpu::BufferUsages,
+        label: &str,
+    ) -> Result<wgpu::Buffer> {
         let bytes = data.len() as u64;
         self.check_size(bytes, usage)?;
         let size = bytes.max(MIN_BUFFER_BYTES).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let buffer = self.scoped(bytes, || {
-            self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true })
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: true,
+            })
         })?;
         if bytes > 0 {
             let mut view =
@@ -301,9 +327,20 @@ impl Context {
             return Ok(t.clone());
         }
         let words: Vec<u32> = orrery_core::sfc::hilbert::ENCODE_3D.iter().map(|&e| u32::from(e)).collect();
-        let table = self.create_buffer_init(bytemuck::cast_slice(&words), wgpu::BufferUsages::STORAGE, "orrery hilbert table")?;
+        let table =
+            self.create_buffer_init(bytemuck::cast_slice(&words), wgpu::BufferUsages::STORAGE, "orrery hilbert table")?;
         Ok(self.hilbert_table.get_or_init(|| table).clone())
     }
+}
+
+/// The subgroup size when the probe's output (`words`, for a workgroup of `w`) shows
+/// full, subgroup-major subgroups whose operations all passed.
+fn probe_verdict(words: &[u32], w: usize) -> Option<u32> {
+    let mut seen = vec![false; w];
+    let ranks_ok = words[..w].iter().all(|&r| (r as usize) < w && !std::mem::replace(&mut seen[r as usize], true));
+    let checks_ok = words[w..2 * w].iter().all(|&f| f == 0);
+    let size = words[2 * w];
+    (ranks_ok && checks_ok && size > 0 && (w as u32).is_multiple_of(size)).then_some(size)
 }
 
 /// Exclusive access to the stream while an operation records its commands.
@@ -327,15 +364,23 @@ impl Recorder<'_> {
 
     /// A pipeline of a core module with exactly `defines` (no automatic `SUBGROUP`).
     fn pipeline_with(&self, module: CoreModule, defines: &[&str], entry: &str) -> Result<Arc<Pipeline>> {
-        lock(&self.ctx.cache).pipeline(&self.ctx.device, module.name, module.wgsl, defines, entry, shaders::WORKGROUP, false)
+        lock(&self.ctx.cache).pipeline(
+            &self.ctx.device,
+            module.name,
+            module.wgsl,
+            defines,
+            entry,
+            shaders::WORKGROUP,
+            false,
+        )
     }
 
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
         let device = &self.ctx.device;
         self.stream.commands += 1;
-        self.stream
-            .encoder
-            .get_or_insert_with(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("orrery") }))
+        self.stream.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("orrery") })
+        })
     }
 
     /// Submits when the batch is long enough.
@@ -352,7 +397,13 @@ impl Recorder<'_> {
     /// # Errors
     /// [`Error::InvalidArgument`] when the kernel uses a binding that was not given, or
     /// the parameters exceed its uniform; grids beyond the device's dispatch limits.
-    pub(crate) fn dispatch(&mut self, pipeline: &Pipeline, buffers: &[&wgpu::Buffer], params: &[u8], blocks: u32) -> Result<()> {
+    pub(crate) fn dispatch(
+        &mut self,
+        pipeline: &Pipeline,
+        buffers: &[&wgpu::Buffer],
+        params: &[u8],
+        blocks: u32,
+    ) -> Result<()> {
         if blocks == 0 {
             return Ok(());
         }
@@ -370,7 +421,11 @@ impl Recorder<'_> {
                     if params.len() as u64 > *size {
                         return Err(Error::InvalidArgument {
                             what: "kernel scalars",
-                            reason: format!("{} takes {size} bytes of scalars, {} were given", pipeline.label, params.len()),
+                            reason: format!(
+                                "{} takes {size} bytes of scalars, {} were given",
+                                pipeline.label,
+                                params.len()
+                            ),
                         });
                     }
                     uniform = Some(*size);
@@ -415,7 +470,7 @@ impl Recorder<'_> {
         });
         let encoder = self.encoder();
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
-        pass.set_pipeline(&pipeline.pipeline);
+        pass.set_pipeline(&pipeline.compute);
         pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(x, y, 1);
         drop(pass);
@@ -427,14 +482,15 @@ impl Recorder<'_> {
     fn push_params(&mut self, params: &[u8], size: u64) -> Result<(u64, u64)> {
         let binding = size.max(1).next_multiple_of(16);
         let align = u64::from(self.ctx.limits.min_uniform_buffer_offset_alignment).max(16);
-        if binding > ARENA_BYTES {
+        let arena_bytes = self.stream.arena_bytes;
+        if binding > arena_bytes {
             return Err(Error::InvalidArgument {
                 what: "kernel scalars",
-                reason: format!("a parameter block of {size} bytes exceeds the {ARENA_BYTES}-byte arena"),
+                reason: format!("a parameter block of {size} bytes exceeds the {arena_bytes}-byte arena"),
             });
         }
         let mut offset = (self.stream.arena.len() as u64).next_multiple_of(align);
-        if offset + binding > ARENA_BYTES {
+        if offset + binding > arena_bytes {
             self.flush();
             offset = 0;
         }
@@ -446,7 +502,14 @@ impl Recorder<'_> {
     }
 
     /// Records a buffer-to-buffer copy (no-op for 0 bytes).
-    pub(crate) fn copy(&mut self, src: &wgpu::Buffer, src_offset: u64, dst: &wgpu::Buffer, dst_offset: u64, bytes: u64) {
+    pub(crate) fn copy(
+        &mut self,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        bytes: u64,
+    ) {
         if bytes == 0 {
             return;
         }
@@ -504,7 +567,10 @@ impl Recorder<'_> {
     /// The first error of earlier asynchronous work, device loss.
     pub(crate) fn wait(&mut self, operation: &str) -> Result<()> {
         self.flush();
-        self.ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| device_error(operation, e.to_string()))?;
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| device_error(operation, e.to_string()))?;
         self.ctx.take_error(operation)
     }
 
@@ -581,7 +647,20 @@ pub(crate) fn map_read(ctx: &Context, buffer: &wgpu::Buffer, bytes: u64, out: &m
 
 #[cfg(test)]
 mod tests {
-    use super::grid;
+    use super::{grid, probe_verdict};
+
+    #[test]
+    fn the_probe_accepts_only_full_ordered_subgroups() {
+        let w = 8;
+        let good = [0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 4];
+        assert_eq!(probe_verdict(&good, w), Some(4));
+        let repeated_rank = [0, 1, 2, 3, 4, 5, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 4];
+        assert_eq!(probe_verdict(&repeated_rank, w), None);
+        let failed_op = [0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 2, 0, 0, 0, 0, 0, 4];
+        assert_eq!(probe_verdict(&failed_op, w), None);
+        let odd_size = [0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 3];
+        assert_eq!(probe_verdict(&odd_size, w), None);
+    }
 
     #[test]
     fn grids_stay_within_the_dimension_limit() {

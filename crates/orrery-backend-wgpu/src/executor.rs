@@ -4,9 +4,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use orrery_core::executor::{
-    check_compact, check_len, check_range, check_sfc_keys, check_sort_pairs, grown_capacity,
-};
+use orrery_core::executor::{check_compact, check_len, check_range, check_sfc_keys, check_sort_pairs, grown_capacity};
 use orrery_core::sfc::KeyMapper;
 use orrery_core::{Element, Executor, ExecutorKind, Real, ReduceOp, Result};
 
@@ -178,9 +176,12 @@ impl Executor for WgpuExecutor {
     fn elapsed(&self, start: &WgpuMarker, end: &WgpuMarker) -> Result<Duration> {
         match (&start.kind, &end.kind) {
             (MarkerKind::Host(a), MarkerKind::Host(b)) => Ok(b.saturating_duration_since(*a)),
-            (MarkerKind::Timestamp { period, .. }, MarkerKind::Timestamp { .. }) => {
-                let a = self.ticks(start)?;
-                let b = self.ticks(end)?;
+            (
+                MarkerKind::Timestamp { readback: ra, ticks: ta, period, .. },
+                MarkerKind::Timestamp { readback: rb, ticks: tb, .. },
+            ) => {
+                let a = self.ticks(ra, ta)?;
+                let b = self.ticks(rb, tb)?;
                 Ok(ticks_to_duration(a, b, *period))
             }
             _ => Err(orrery_core::Error::InvalidArgument {
@@ -244,16 +245,40 @@ impl Executor for WgpuExecutor {
         )
     }
 
-    fn gather<T: Element>(&self, input: &WgpuBuffer<T>, indices: &WgpuBuffer<u32>, output: &mut WgpuBuffer<T>) -> Result<()> {
+    fn gather<T: Element>(
+        &self,
+        input: &WgpuBuffer<T>,
+        indices: &WgpuBuffer<u32>,
+        output: &mut WgpuBuffer<T>,
+    ) -> Result<()> {
         check_len("gather output", indices.len, output.len)?;
         let n = count(indices.len, "gather indices")?;
-        primitives::data::gather(&mut self.ctx.recorder(), size_of::<T>(), input.wgpu(), indices.wgpu(), output.wgpu(), n)
+        primitives::data::gather(
+            &mut self.ctx.recorder(),
+            size_of::<T>(),
+            input.wgpu(),
+            indices.wgpu(),
+            output.wgpu(),
+            n,
+        )
     }
 
-    fn scatter<T: Element>(&self, input: &WgpuBuffer<T>, indices: &WgpuBuffer<u32>, output: &mut WgpuBuffer<T>) -> Result<()> {
+    fn scatter<T: Element>(
+        &self,
+        input: &WgpuBuffer<T>,
+        indices: &WgpuBuffer<u32>,
+        output: &mut WgpuBuffer<T>,
+    ) -> Result<()> {
         check_len("scatter indices", input.len, indices.len)?;
         let n = count(input.len, "scatter input")?;
-        primitives::data::scatter(&mut self.ctx.recorder(), size_of::<T>(), input.wgpu(), indices.wgpu(), output.wgpu(), n)
+        primitives::data::scatter(
+            &mut self.ctx.recorder(),
+            size_of::<T>(),
+            input.wgpu(),
+            indices.wgpu(),
+            output.wgpu(),
+            n,
+        )
     }
 
     fn sfc_keys<T: Real>(
@@ -281,16 +306,16 @@ impl WgpuExecutor {
     }
 
     /// The tick count of a timestamp marker, waiting for it on first use.
-    fn ticks(&self, marker: &WgpuMarker) -> Result<u64> {
-        let MarkerKind::Timestamp { readback, ticks, .. } = &marker.kind else {
-            unreachable!("callers match timestamp markers");
-        };
+    fn ticks(&self, readback: &wgpu::Buffer, ticks: &std::sync::OnceLock<u64>) -> Result<u64> {
         if let Some(t) = ticks.get() {
             return Ok(*t);
         }
-        self.ctx.recorder().flush();
+        // Hold the stream while mapping, so two threads never map the same marker.
+        let mut rec = self.ctx.recorder();
+        rec.flush();
         let mut bytes = [0u8; 8];
         map_read(&self.ctx, readback, 8, &mut bytes)?;
+        drop(rec);
         Ok(*ticks.get_or_init(|| u64::from_le_bytes(bytes)))
     }
 }

@@ -97,7 +97,9 @@ impl GpuExecutor for WgpuExecutor {
         let pipeline = self.ctx.pipeline(source.name, source.wgsl, &[], entry, launch.threads, false)?;
         let params_binding = buffers.len() as u32;
         let params = match pipeline.bindings.bindings.iter().find(|(b, _)| *b == params_binding) {
-            Some((_, BindingKind::Uniform { size, members })) => pack_scalars(&pipeline.label, &scalars, members, *size)?,
+            Some((_, BindingKind::Uniform { size, members })) => {
+                pack_scalars(&pipeline.label, &scalars, members, *size)?
+            }
             _ if scalars.is_empty() => Vec::new(),
             _ => {
                 return Err(Error::InvalidArgument {

@@ -52,7 +52,7 @@
 //!
 //! # Synchronisation
 //! Work is batched into one command encoder and submitted at `read`, `download`,
-//! `synchronize`, `write` and `mark` (or every 512 commands); no primitive waits for
+//! `synchronize`, `write` and `mark` (or when a batch is full); no primitive waits for
 //! the device. Results of primitives (totals, counts, reductions) stay on the device.
 
 mod adapter;

@@ -60,7 +60,7 @@ pub(crate) struct CompiledModule {
 /// A compute pipeline with the layout of its bind group.
 pub(crate) struct Pipeline {
     /// The pipeline.
-    pub pipeline: wgpu::ComputePipeline,
+    pub compute: wgpu::ComputePipeline,
     /// Layout of bind group 0.
     pub layout: wgpu::BindGroupLayout,
     /// The entry point's bindings.
@@ -100,11 +100,7 @@ fn capabilities(features: wgpu::Features) -> naga::valid::Capabilities {
 }
 
 /// Parses, validates and reflects a preprocessed WGSL source.
-fn reflect(
-    name: &str,
-    text: &str,
-    features: wgpu::Features,
-) -> Result<(HashMap<String, Arc<EntryBindings>>, bool)> {
+fn reflect(name: &str, text: &str, features: wgpu::Features) -> Result<(HashMap<String, Arc<EntryBindings>>, bool)> {
     let module = naga::front::wgsl::parse_str(text).map_err(|e| compile_error(name, "WGSL", e.emit_to_string(text)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities(features))
         .validate(&module)
@@ -125,7 +121,10 @@ fn reflect(
                 return Err(compile_error(
                     name,
                     "WGSL",
-                    format!("entry point {} uses @group({}): orrery kernels bind everything in group 0", ep.name, binding.group),
+                    format!(
+                        "entry point {} uses @group({}): orrery kernels bind everything in group 0",
+                        ep.name, binding.group
+                    ),
                 ));
             }
             let kind = match var.space {
@@ -136,10 +135,9 @@ fn reflect(
                     let inner = &module.types[var.ty].inner;
                     let size = inner.size(module.to_ctx());
                     let members = match inner {
-                        naga::TypeInner::Struct { members, .. } => members
-                            .iter()
-                            .map(|m| (m.offset, module.types[m.ty].inner.size(module.to_ctx())))
-                            .collect(),
+                        naga::TypeInner::Struct { members, .. } => {
+                            members.iter().map(|m| (m.offset, module.types[m.ty].inner.size(module.to_ctx()))).collect()
+                        }
                         _ => vec![(0, size)],
                     };
                     BindingKind::Uniform { size: u64::from(size), members }
@@ -148,7 +146,10 @@ fn reflect(
                     return Err(compile_error(
                         name,
                         "WGSL",
-                        format!("entry point {} binds a {other:?} resource: only storage buffers and one uniform are supported", ep.name),
+                        format!(
+                            "entry point {} binds a {other:?} resource: only storage buffers and one uniform are supported",
+                            ep.name
+                        ),
                     ));
                 }
             };
@@ -156,7 +157,11 @@ fn reflect(
         }
         bindings.sort_by_key(|b| b.0);
         if let Some(pair) = bindings.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(compile_error(name, "WGSL", format!("entry point {} uses binding {} twice", ep.name, pair[0].0)));
+            return Err(compile_error(
+                name,
+                "WGSL",
+                format!("entry point {} uses binding {} twice", ep.name, pair[0].0),
+            ));
         }
         entries.insert(ep.name.clone(), Arc::new(EntryBindings { bindings }));
     }
@@ -165,7 +170,11 @@ fn reflect(
 }
 
 /// Runs `f` inside a validation error scope; a validation error becomes `on_error(message)`.
-pub(crate) fn with_validation<R>(device: &wgpu::Device, f: impl FnOnce() -> R, on_error: impl FnOnce(String) -> Error) -> Result<R> {
+pub(crate) fn with_validation<R>(
+    device: &wgpu::Device,
+    f: impl FnOnce() -> R,
+    on_error: impl FnOnce(String) -> Error,
+) -> Result<R> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let value = f();
     match pollster::block_on(scope.pop()) {
@@ -187,7 +196,8 @@ impl PipelineCache {
         if let Some(m) = self.modules.get(&key) {
             return Ok(m.clone());
         }
-        let text = preprocess(wgsl, defines, &shaders::include).map_err(|log| compile_error(name, "WGSL preprocessor", log))?;
+        let text = preprocess(wgsl, defines, &shaders::include)
+            .map_err(|log| compile_error(name, "WGSL preprocessor", log))?;
         let (entries, has_workgroup_override) = reflect(name, &text, device.features())?;
         let module = with_validation(
             device,
@@ -226,7 +236,11 @@ impl PipelineCache {
         let bindings = module.entries.get(entry).cloned().ok_or_else(|| {
             let mut names: Vec<&str> = module.entries.keys().map(String::as_str).collect();
             names.sort_unstable();
-            compile_error(name, "WGSL", format!("no compute entry point {entry:?}; the module has {}", names.join(", ")))
+            compile_error(
+                name,
+                "WGSL",
+                format!("no compute entry point {entry:?}; the module has {}", names.join(", ")),
+            )
         })?;
         let label = format!("{name}::{entry}");
         let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
@@ -237,7 +251,9 @@ impl PipelineCache {
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
                     ty: match kind {
-                        BindingKind::Storage { read_only } => wgpu::BufferBindingType::Storage { read_only: *read_only },
+                        BindingKind::Storage { read_only } => {
+                            wgpu::BufferBindingType::Storage { read_only: *read_only }
+                        }
                         BindingKind::Uniform { .. } => wgpu::BufferBindingType::Uniform,
                     },
                     has_dynamic_offset: false,
@@ -246,8 +262,11 @@ impl PipelineCache {
                 count: None,
             })
             .collect();
-        let constants: Vec<(&str, f64)> =
-            if module.has_workgroup_override { vec![("WORKGROUP_SIZE", f64::from(workgroup_size))] } else { Vec::new() };
+        let constants: Vec<(&str, f64)> = if module.has_workgroup_override {
+            vec![("WORKGROUP_SIZE", f64::from(workgroup_size))]
+        } else {
+            Vec::new()
+        };
         let (pipeline, layout) = with_validation(
             device,
             || {
@@ -277,7 +296,7 @@ impl PipelineCache {
             },
             |log| compile_error(name, &format!("WGSL pipeline {entry} (workgroup size {workgroup_size})"), log),
         )?;
-        let pipeline = Arc::new(Pipeline { pipeline, layout, bindings, label });
+        let pipeline = Arc::new(Pipeline { compute: pipeline, layout, bindings, label });
         self.pipelines.insert(key, pipeline.clone());
         Ok(pipeline)
     }

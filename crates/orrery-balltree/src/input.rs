@@ -41,6 +41,9 @@ impl Batches {
     /// [`Error::EmptyInput`] when `n == 0`; [`Error::TooManyPoints`] when
     /// `n > u32::MAX`.
     pub fn single(n: usize) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::EmptyInput { what: "points", min: 1 });
+        }
         Self::from_offsets(&[0, n])
     }
 

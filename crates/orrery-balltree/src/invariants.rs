@@ -34,7 +34,8 @@ pub fn check_tree<T: Real>(cloud: &PointCloud<'_, T>, tree: &BallTree) -> Result
     if cloud.batches() != tree.layout().batches() {
         return Err(violation("the tree was built for other batches than the cloud's".into()));
     }
-    let failure = (0..tree.num_batches()).into_par_iter().map(|b| check_batch(cloud, tree, b)).find_first(Result::is_err);
+    let failure =
+        (0..tree.num_batches()).into_par_iter().map(|b| check_batch(cloud, tree, b)).find_first(Result::is_err);
     failure.unwrap_or(Ok(()))
 }
 
@@ -56,9 +57,7 @@ fn check_batch<T: Real>(cloud: &PointCloud<'_, T>, tree: &BallTree, b: usize) ->
                 return Err(violation(format!("point {i} appears twice unmasked in batch {b}")));
             }
         } else if s % 2 == 0 || idx[s - 1] != i || !mask[s - 1] {
-            return Err(violation(format!(
-                "masked slot {s} of batch {b} is not the duplicate second slot of a leaf"
-            )));
+            return Err(violation(format!("masked slot {s} of batch {b} is not the duplicate second slot of a leaf")));
         }
         if s % 2 == 1 && m && idx[s - 1] >= i {
             return Err(violation(format!("leaf {} of batch {b} is not in ascending index order", s / 2)));
@@ -71,9 +70,8 @@ fn check_batch<T: Real>(cloud: &PointCloud<'_, T>, tree: &BallTree, b: usize) ->
     for level in 0..depth {
         let width = idx.len() >> level;
         for (node, (slots, masks)) in idx.chunks(width).zip(mask.chunks(width)).enumerate() {
-            let points = |r: std::ops::Range<usize>| -> Vec<u32> {
-                r.filter(|&s| masks[s]).map(|s| slots[s]).collect()
-            };
+            let points =
+                |r: std::ops::Range<usize>| -> Vec<u32> { r.filter(|&s| masks[s]).map(|s| slots[s]).collect() };
             let left = points(0..width / 2);
             let right = points(width / 2..width);
             let m = left.len() + right.len();

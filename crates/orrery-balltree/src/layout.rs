@@ -178,7 +178,12 @@ impl TreeLayout {
     /// [`Error::IndexOutOfBounds`] when `slot >= num_slots()`.
     pub fn batch_of_slot(&self, slot: usize) -> Result<usize> {
         if slot >= self.num_slots() {
-            return Err(Error::IndexOutOfBounds { what: "slot", position: 0, index: slot as u64, len: self.num_slots() });
+            return Err(Error::IndexOutOfBounds {
+                what: "slot",
+                position: 0,
+                index: slot as u64,
+                len: self.num_slots(),
+            });
         }
         Ok(self.slot_offsets.partition_point(|&o| o as usize <= slot) - 1)
     }

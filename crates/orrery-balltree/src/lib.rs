@@ -54,9 +54,9 @@
 
 pub mod cpu;
 mod input;
-mod num;
 pub mod invariants;
 pub mod layout;
+mod num;
 pub mod partition;
 mod permute;
 pub mod pool;

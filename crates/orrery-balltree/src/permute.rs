@@ -110,7 +110,9 @@ pub(crate) fn inverse_by_batches(perm: &[u32], offsets: &[u32]) -> Vec<u32> {
 /// `out[j] = values[rows[j]]`, row by row.
 pub(crate) fn gather_rows<V: Copy + Send + Sync>(values: &[V], rows: &[u32], width: usize) -> Vec<V> {
     let mut out = Vec::with_capacity(rows.len() * width);
-    out.par_extend(rows.par_iter().flat_map_iter(|&r| values[r as usize * width..(r as usize + 1) * width].iter().copied()));
+    out.par_extend(
+        rows.par_iter().flat_map_iter(|&r| values[r as usize * width..(r as usize + 1) * width].iter().copied()),
+    );
     out
 }
 

@@ -107,7 +107,12 @@ impl BallTree {
     /// # Errors
     /// [`Error::InvalidArgument`] when `cloud` has other batches than the tree; as
     /// [`BallTree::pool_mean`] otherwise.
-    pub fn ball_stats<T: Real>(&self, cloud: &PointCloud<'_, T>, level: Level, weighting: Weighting) -> Result<BallStats<T>> {
+    pub fn ball_stats<T: Real>(
+        &self,
+        cloud: &PointCloud<'_, T>,
+        level: Level,
+        weighting: Weighting,
+    ) -> Result<BallStats<T>> {
         if cloud.batches() != self.layout().batches() {
             return Err(Error::InvalidArgument {
                 what: "cloud",

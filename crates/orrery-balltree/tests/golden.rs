@@ -9,9 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use orrery_balltree::{
-    BallTree, Batches, PointCloud, build_balltree, check_tree, cpu, partition_balltree, tree_depth,
-};
+use orrery_balltree::{BallTree, Batches, PointCloud, build_balltree, check_tree, cpu, partition_balltree, tree_depth};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -81,7 +79,8 @@ impl Loaded {
 
 fn fixtures() -> Vec<Loaded> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     manifest
         .cases
         .into_iter()
@@ -109,14 +108,9 @@ fn assert_same_balls(name: &str, ours: &BallTree, ref_idx: &[u32], ref_mask: &[b
         for level in 0..=depth {
             let width = slots.len() >> level;
             for start in slots.clone().step_by(width) {
-                let set = |idx: &[u32]| {
-                    sorted((start..start + width).filter(|&s| ref_mask[s]).map(|s| idx[s]).collect())
-                };
-                assert_eq!(
-                    set(ours.indices()),
-                    set(ref_idx),
-                    "{name}: batch {b}, depth {level}, ball at slot {start}"
-                );
+                let set =
+                    |idx: &[u32]| sorted((start..start + width).filter(|&s| ref_mask[s]).map(|s| idx[s]).collect());
+                assert_eq!(set(ours.indices()), set(ref_idx), "{name}: batch {b}, depth {level}, ball at slot {start}");
                 balls += 1;
             }
         }

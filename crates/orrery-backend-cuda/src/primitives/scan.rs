@@ -21,15 +21,15 @@ impl CudaExecutor {
         if n == 0 {
             return self.memset_u32(output.device_ptr(), 0, 1);
         }
-        let tile = self.policy.scan_tile();
-        let grid = blocks(n, tile);
+        let (tiles, grid) = self.scan_grid(n);
         let mut scratch = self.scratch();
-        let status = scratch.lookback(grid as usize)?;
+        let status = scratch.lookback(tiles as usize)?;
         let counter = scratch.control()? + (CONTROL_SCAN_COUNTER * 4) as u64;
         let epoch = scratch.next_epoch()?;
+        let entry = if self.policy.scan_prefetch { "scan_exclusive_u32_pf" } else { "scan_exclusive_u32" };
         self.launch_entry(
             &SCAN,
-            "scan_exclusive_u32",
+            entry,
             grid,
             self.policy.scan_threads,
             &[
@@ -39,6 +39,7 @@ impl CudaExecutor {
                 Arg::Ptr(counter),
                 Arg::U64(n as u64),
                 Arg::U32(epoch),
+                Arg::U32(tiles),
             ],
         )
     }
@@ -56,10 +57,15 @@ impl CudaExecutor {
         if n == 0 {
             return self.memset_u32(count.device_ptr(), 0, 1);
         }
-        let entry = if size_of::<T>() == 4 { "compact_b4" } else { "compact_b8" };
-        let grid = blocks(n, self.policy.scan_tile());
+        let entry = match (size_of::<T>() == 4, self.policy.scan_prefetch) {
+            (true, false) => "compact_b4",
+            (false, false) => "compact_b8",
+            (true, true) => "compact_b4_pf",
+            (false, true) => "compact_b8_pf",
+        };
+        let (tiles, grid) = self.scan_grid(n);
         let mut scratch = self.scratch();
-        let status = scratch.lookback(grid as usize)?;
+        let status = scratch.lookback(tiles as usize)?;
         let counter = scratch.control()? + (CONTROL_SCAN_COUNTER * 4) as u64;
         let epoch = scratch.next_epoch()?;
         self.launch_entry(
@@ -76,7 +82,20 @@ impl CudaExecutor {
                 Arg::Ptr(counter),
                 Arg::U64(n as u64),
                 Arg::U32(epoch),
+                Arg::U32(tiles),
             ],
         )
+    }
+
+    /// Tiles of a scan or compaction of `n > 0` elements and the grid that covers them:
+    /// one block per tile, or the persistent grid of the prefetching kernels.
+    fn scan_grid(&self, n: usize) -> (u32, u32) {
+        let tiles = blocks(n, self.policy.scan_tile());
+        let grid = if self.policy.scan_prefetch {
+            tiles.min(self.device.sm_count * self.policy.scan_blocks_per_sm)
+        } else {
+            tiles
+        };
+        (tiles, grid)
     }
 }

@@ -30,13 +30,15 @@ impl CudaExecutor {
             return Ok(());
         }
         let double = T::DTYPE == DType::F64;
-        let entry = match (mapper.curve(), double, self.policy.hilbert_two_level) {
+        let entry = match (mapper.curve(), double, self.policy.hilbert_levels) {
             (Curve::Morton, false, _) => "sfc_morton_f32",
             (Curve::Morton, true, _) => "sfc_morton_f64",
-            (Curve::Hilbert, false, true) => "sfc_hilbert_f32",
-            (Curve::Hilbert, true, true) => "sfc_hilbert_f64",
-            (Curve::Hilbert, false, false) => "sfc_hilbert1_f32",
-            (Curve::Hilbert, true, false) => "sfc_hilbert1_f64",
+            (Curve::Hilbert, false, 1) => "sfc_hilbert1_f32",
+            (Curve::Hilbert, true, 1) => "sfc_hilbert1_f64",
+            (Curve::Hilbert, false, 2) => "sfc_hilbert2_f32",
+            (Curve::Hilbert, true, 2) => "sfc_hilbert2_f64",
+            (Curve::Hilbert, false, _) => "sfc_hilbert3_f32",
+            (Curve::Hilbert, true, _) => "sfc_hilbert3_f64",
         };
         // T is f32 exactly when !double, so the f32 conversion below is exact.
         let scalar = |v: T| {

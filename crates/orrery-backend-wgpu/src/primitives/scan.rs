@@ -8,7 +8,12 @@ use crate::shaders::{SCAN, SCAN_TILE};
 
 /// `output[0..=n]` = exclusive scan of `input[0..n]`, total at `output[n]`.
 /// Three launches (one for `n = 0`, which writes `output[0] = 0`).
-pub(crate) fn exclusive_scan(rec: &mut Recorder<'_>, input: &wgpu::Buffer, n: u32, output: &wgpu::Buffer) -> Result<()> {
+pub(crate) fn exclusive_scan(
+    rec: &mut Recorder<'_>,
+    input: &wgpu::Buffer,
+    n: u32,
+    output: &wgpu::Buffer,
+) -> Result<()> {
     let tiles = n.div_ceil(SCAN_TILE);
     let partials = rec.scratch(Scratch::ScanPartials, u64::from(tiles.max(1)) * 4)?;
     let tile_params = Params::new().u32(n).u32(tiles);

@@ -23,8 +23,8 @@ fn require() -> bool {
     std::env::var("ORRERY_REQUIRE_WGPU").is_ok_and(|v| v == "1")
 }
 
-fn open(options: WgpuOptions) -> Result<WgpuExecutor, Error> {
-    WgpuExecutor::with_options(&options)
+fn open(options: &WgpuOptions) -> Result<WgpuExecutor, Error> {
+    WgpuExecutor::with_options(options)
 }
 
 fn base_options() -> WgpuOptions {
@@ -35,7 +35,7 @@ fn base_options() -> WgpuOptions {
 pub fn executors() -> &'static [(String, WgpuExecutor)] {
     static EXECS: OnceLock<Vec<(String, WgpuExecutor)>> = OnceLock::new();
     EXECS.get_or_init(|| {
-        let default = match open(base_options()) {
+        let default = match open(&base_options()) {
             Ok(e) => e,
             Err(e) => {
                 assert!(!require(), "ORRERY_REQUIRE_WGPU=1 but no wgpu executor: {e}");
@@ -47,7 +47,8 @@ pub fn executors() -> &'static [(String, WgpuExecutor)] {
         let runs_subgroups = default.capabilities().subgroup_size.is_some();
         out.push((format!("{} [default]", default.capabilities()), default));
         if runs_subgroups {
-            let shared = open(WgpuOptions { subgroups: false, ..base_options() }).expect("a second device on the same adapter");
+            let shared =
+                open(&WgpuOptions { subgroups: false, ..base_options() }).expect("a second device on the same adapter");
             out.push((format!("{} [shared-memory paths]", shared.capabilities()), shared));
         }
         out

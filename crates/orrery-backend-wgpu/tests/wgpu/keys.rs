@@ -19,7 +19,15 @@ fn positions<T: Real + SampleUniform>(n: usize, seed: u64, lo: T, hi: T) -> [Vec
 /// Values that hit the edge cases of quantisation, spliced into the first positions.
 fn edge_values<T: Real>(bbox: &Aabb<T>) -> Vec<T> {
     let (min, max) = (bbox.min(), bbox.max());
-    let mut v = vec![min[0], max[0], min[1], max[1], <T as Real>::from_f64(-0.0), <T as Real>::from_f64(1e30), <T as Real>::from_f64(-1e30)];
+    let mut v = vec![
+        min[0],
+        max[0],
+        min[1],
+        max[1],
+        <T as Real>::from_f64(-0.0),
+        <T as Real>::from_f64(1e30),
+        <T as Real>::from_f64(-1e30),
+    ];
     v.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY].map(<T as Real>::from_f64));
     v
 }

@@ -156,7 +156,8 @@ fn launch_errors_name_the_problem() {
         let r = e.launch(&KERNELS, "axpy", launch, &[buf::<WgpuExecutor, f32>(&a), KernelArg::Scalar(Scalar::U32(4))]);
         assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{label}: {r:?}");
         // A buffer after a scalar.
-        let r = e.launch(&KERNELS, "blocks", launch, &[KernelArg::Scalar(Scalar::U32(1)), buf::<WgpuExecutor, f32>(&a)]);
+        let r =
+            e.launch(&KERNELS, "blocks", launch, &[KernelArg::Scalar(Scalar::U32(1)), buf::<WgpuExecutor, f32>(&a)]);
         assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{label}: {r:?}");
         // An unknown entry point.
         let r = e.launch(&KERNELS, "nope", launch, &[]);

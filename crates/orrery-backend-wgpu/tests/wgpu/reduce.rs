@@ -44,10 +44,10 @@ fn exact<T: Element + PartialEq>(make: impl Fn(&mut rand_chacha::ChaCha8Rng) -> 
 
 #[test]
 fn integer_reductions_are_bit_identical_with_wrapping_sums() {
-    exact::<u32>(|r| r.random());
-    exact::<i32>(|r| r.random());
-    exact::<u64>(|r| r.random());
-    exact::<i64>(|r| r.random());
+    exact::<u32>(rand::Rng::random);
+    exact::<i32>(rand::Rng::random);
+    exact::<u64>(rand::Rng::random);
+    exact::<i64>(rand::Rng::random);
 }
 
 #[test]

@@ -25,7 +25,8 @@ fn markers_measure_device_time_or_fall_back_to_the_host_clock() {
         e.synchronize().unwrap();
     });
     if executor().is_some() {
-        let e = WgpuExecutor::with_options(&WgpuOptions { timestamps: false, ..WgpuOptions::from_env().unwrap() }).unwrap();
+        let e =
+            WgpuExecutor::with_options(&WgpuOptions { timestamps: false, ..WgpuOptions::from_env().unwrap() }).unwrap();
         let start = e.mark().unwrap();
         some_work(&e);
         let end = e.mark().unwrap();
@@ -46,7 +47,8 @@ fn the_executor_names_its_device_and_kind() {
 #[test]
 fn many_primitives_without_a_read_are_batched_and_flushed() {
     each(|label, e| {
-        // More dispatches than one batch holds (512 commands, a 64 KiB parameter arena).
+        // More dispatches than one batch holds (1024 commands, or a full parameter arena:
+        // 512 slots on lavapipe).
         let mut a = e.alloc::<u32>(10).unwrap();
         e.fill(&mut a, 0).unwrap();
         let one = e.upload(&[1u32; 10]).unwrap();

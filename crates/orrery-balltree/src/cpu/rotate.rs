@@ -52,7 +52,12 @@ pub fn rotated_partitions<T: Real>(
     for (i, (offsets, levels)) in plan.layers.iter().enumerate() {
         let permutation = partition_rows(&coords, dim, offsets, levels);
         let inverse = inverse_by_batches(&permutation, offsets);
-        out.push(RotatedPartition { ball_size: plan.ball_sizes[i], batch_offsets: offsets.clone(), permutation, inverse });
+        out.push(RotatedPartition {
+            ball_size: plan.ball_sizes[i],
+            batch_offsets: offsets.clone(),
+            permutation,
+            inverse,
+        });
         if let Some(&stride) = plan.strides.get(i) {
             coords = mean_rows(&coords, dim, stride);
         }

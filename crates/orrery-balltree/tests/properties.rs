@@ -1,0 +1,263 @@
+//! Property tests on bounded random clouds (1 to 5 dimensions, 1 to 4 batches of 1 to
+//! 70 points, coordinates in [-1, 1) or from four values so that ties abound).
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use orrery_balltree::{
+    BallTree, Batches, Level, PointCloud, Weighting, build_balltree, check_tree, cpu, invert_permutation,
+    partition_balltree,
+};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct Cloud {
+    points: Vec<f64>,
+    dim: usize,
+    offsets: Vec<usize>,
+}
+
+impl Cloud {
+    fn view(&self) -> PointCloud<'_, f64> {
+        PointCloud::new(&self.points, self.dim, Batches::from_offsets(&self.offsets).unwrap()).unwrap()
+    }
+}
+
+fn clouds() -> impl Strategy<Value = Cloud> {
+    (1usize..=5, prop::collection::vec(1usize..=70, 1..=4), any::<bool>()).prop_flat_map(|(dim, sizes, tied)| {
+        let n: usize = sizes.iter().sum();
+        let coord = if tied { (0u8..4).prop_map(f64::from).boxed() } else { (-1.0f64..1.0).boxed() };
+        let offsets: Vec<usize> = std::iter::once(0)
+            .chain(sizes.iter().scan(0, |acc, &s| {
+                *acc += s;
+                Some(*acc)
+            }))
+            .collect();
+        prop::collection::vec(coord, n * dim).prop_map(move |points| Cloud { points, dim, offsets: offsets.clone() })
+    })
+}
+
+/// The points of the slots `range`, as a set.
+fn ball_points(tree: &BallTree, range: std::ops::Range<usize>) -> BTreeSet<u32> {
+    range.map(|s| tree.indices()[s]).collect()
+}
+
+fn all_levels(tree: &BallTree) -> impl Iterator<Item = Level> {
+    let max = tree.layout().max_level();
+    (0..=max).flat_map(|k| [Level::Depth(k), Level::Height(k)])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn tree_is_the_specified_tree(c in clouds()) {
+        let cloud = c.view();
+        let tree = build_balltree(&cloud).unwrap();
+        let (idx, mask) = common::naive_tree(&c.points, c.dim, &c.offsets);
+        prop_assert_eq!(tree.indices(), idx.as_slice());
+        prop_assert_eq!(tree.mask(), mask.as_slice());
+        prop_assert!(check_tree(&cloud, &tree).is_ok());
+        // f32 input with the same values builds the same tree.
+        let narrow: Vec<f32> = c.points.iter().map(|&v| v as f32).collect();
+        let wide: Vec<f64> = narrow.iter().map(|&v| f64::from(v)).collect();
+        let t32 = build_balltree(&PointCloud::new(&narrow, c.dim, cloud.batches().clone()).unwrap()).unwrap();
+        let t64 = build_balltree(&PointCloud::new(&wide, c.dim, cloud.batches().clone()).unwrap()).unwrap();
+        prop_assert_eq!(t32, t64);
+    }
+
+    #[test]
+    fn every_point_is_in_exactly_one_unmasked_slot(c in clouds()) {
+        let tree = build_balltree(&c.view()).unwrap();
+        let mut count = vec![0u32; tree.num_points()];
+        for b in 0..tree.num_batches() {
+            let (idx, mask) = tree.batch(b);
+            for (&i, &m) in idx.iter().zip(mask) {
+                prop_assert!((c.offsets[b]..c.offsets[b + 1]).contains(&(i as usize)));
+                count[i as usize] += u32::from(m);
+            }
+        }
+        prop_assert!(count.iter().all(|&k| k == 1));
+        let padding = tree.num_slots() - tree.num_points();
+        prop_assert_eq!(tree.mask().iter().filter(|&&m| !m).count(), padding);
+        prop_assert!((tree.padding_ratio() - padding as f64 / tree.num_slots() as f64).abs() < 1e-15);
+    }
+
+    #[test]
+    fn children_partition_their_parents(c in clouds()) {
+        let tree = build_balltree(&c.view()).unwrap();
+        let layout = tree.layout();
+        for b in 0..tree.num_batches() {
+            let start = layout.slot_offsets()[b] as usize;
+            let slots = layout.slot_offsets()[b + 1] as usize - start;
+            for depth in 0..=layout.depths()[b] {
+                let width = slots >> depth;
+                for ball in (start..start + slots).step_by(width) {
+                    let parent = ball_points(&tree, ball..ball + width);
+                    let left = ball_points(&tree, ball..ball + width / 2);
+                    let right = ball_points(&tree, ball + width / 2..ball + width);
+                    prop_assert!(left.is_disjoint(&right));
+                    prop_assert_eq!(&left | &right, parent);
+                }
+            }
+        }
+        // Ball ids nest: the ball of a slot at depth k is the parent of its ball at k + 1.
+        for k in 0..layout.max_level() {
+            let (outer, inner) = (layout.ball_offsets(Level::Depth(k)).unwrap(), layout.ball_offsets(Level::Depth(k + 1)).unwrap());
+            for s in 0..tree.num_slots() {
+                let b = layout.batch_of_slot(s).unwrap();
+                let parent = layout.ball_of_slot(s, Level::Depth(k)).unwrap() - outer[b];
+                let child = layout.ball_of_slot(s, Level::Depth(k + 1)).unwrap() - inner[b];
+                prop_assert_eq!(child / 2, parent);
+            }
+        }
+    }
+
+    #[test]
+    fn ball_radii_contain_their_points(c in clouds()) {
+        let cloud = c.view();
+        let tree = build_balltree(&cloud).unwrap();
+        for level in all_levels(&tree) {
+            for weighting in [Weighting::Slots, Weighting::Points] {
+                let stats = tree.ball_stats(&cloud, level, weighting).unwrap();
+                for s in 0..tree.num_slots() {
+                    let ball = tree.layout().ball_of_slot(s, level).unwrap() as usize;
+                    let p = cloud.point(tree.indices()[s] as usize);
+                    let centre = &stats.centres[ball * c.dim..(ball + 1) * c.dim];
+                    let d: f64 = p.iter().zip(centre).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt();
+                    prop_assert!(d <= stats.radii[ball], "{} > {}", d, stats.radii[ball]);
+                }
+            }
+        }
+        // f32 radii are rounded up, so containment holds exactly there too.
+        let narrow: Vec<f32> = c.points.iter().map(|&v| v as f32).collect();
+        let cloud32 = PointCloud::new(&narrow, c.dim, cloud.batches().clone()).unwrap();
+        let stats = tree.ball_stats(&cloud32, Level::Depth(0), Weighting::Points).unwrap();
+        for s in 0..tree.num_slots() {
+            let ball = tree.layout().ball_of_slot(s, Level::Depth(0)).unwrap() as usize;
+            let p = cloud32.point(tree.indices()[s] as usize);
+            let centre = &stats.centres[ball * c.dim..(ball + 1) * c.dim];
+            let d: f64 = p.iter().zip(centre).map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2)).sum::<f64>().sqrt();
+            prop_assert!(d <= f64::from(stats.radii[ball]));
+        }
+    }
+
+    #[test]
+    fn permutation_and_inverse_are_inverse(c in clouds()) {
+        let tree = build_balltree(&c.view()).unwrap();
+        let perm = tree.permutation();
+        let inv = tree.inverse_permutation();
+        prop_assert_eq!(perm.len(), tree.num_points());
+        for (j, &p) in perm.iter().enumerate() {
+            prop_assert_eq!(inv[p as usize] as usize, j);
+        }
+        prop_assert_eq!(invert_permutation(&perm).unwrap(), inv.clone());
+        prop_assert_eq!(invert_permutation(&inv).unwrap(), perm);
+        let slots = tree.slot_of_point();
+        for (i, &s) in slots.iter().enumerate() {
+            prop_assert_eq!(tree.indices()[s as usize] as usize, i);
+            prop_assert!(tree.mask()[s as usize]);
+        }
+        // Per-point rows survive a trip through slot order.
+        let rows: Vec<u32> = (0..tree.num_points() as u32 * 2).collect();
+        let there = tree.gather_to_slots(&rows, 2).unwrap();
+        prop_assert_eq!(tree.scatter_to_points(&there, 2).unwrap(), rows);
+    }
+
+    #[test]
+    fn pooled_means_match_a_naive_computation(c in clouds(), width in 1usize..4, seed in any::<u64>()) {
+        let tree = build_balltree(&c.view()).unwrap();
+        let values = common::uniform(tree.num_points(), width, seed);
+        let slot_values = common::uniform(tree.num_slots(), width, seed ^ 1);
+        for level in all_levels(&tree) {
+            for weighting in [Weighting::Slots, Weighting::Points] {
+                let ours = tree.pool_mean(&values, width, level, weighting).unwrap();
+                let mut naive = vec![Vec::<usize>::new(); ours.len() / width];
+                for s in 0..tree.num_slots() {
+                    let ball = tree.layout().ball_of_slot(s, level).unwrap() as usize;
+                    let height = tree.layout().height(tree.layout().batch_of_slot(s).unwrap(), level).unwrap();
+                    if weighting == Weighting::Points && height > 0 && !tree.mask()[s] {
+                        continue;
+                    }
+                    naive[ball].push(s);
+                }
+                for (ball, slots) in naive.iter().enumerate() {
+                    for w in 0..width {
+                        let mean = slots.iter().map(|&s| values[tree.indices()[s] as usize * width + w]).sum::<f64>() / slots.len() as f64;
+                        prop_assert!((ours[ball * width + w] - mean).abs() <= 1e-12);
+                    }
+                }
+            }
+            let ours = tree.pool_slots_mean(&slot_values, width, level).unwrap();
+            let offsets = tree.layout().ball_offsets(level).unwrap();
+            prop_assert_eq!(ours.len(), offsets[offsets.len() - 1] as usize * width);
+            let balls = tree.layout().coarse_batch_index(level).unwrap();
+            prop_assert_eq!(balls.len(), ours.len() / width);
+        }
+        // Slot means at height h are h repeated stride-2 means.
+        let max = tree.layout().max_level();
+        let mut pooled = slot_values.clone();
+        for h in 1..=max {
+            pooled = pooled.chunks(2 * width).flat_map(|pair| (0..width).map(move |w| (pair[w] + pair[width + w]) / 2.0)).collect();
+            let direct = tree.pool_slots_mean(&slot_values, width, Level::Height(h)).unwrap();
+            for (a, b) in pooled.iter().zip(&direct) {
+                prop_assert!((a - b).abs() <= 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn partition_is_the_specified_partition(c in clouds(), target in 0u32..9) {
+        let cloud = c.view();
+        let ours = partition_balltree(&cloud, target).unwrap();
+        prop_assert_eq!(ours.order(), common::naive_partition(&c.points, c.dim, &c.offsets, target).as_slice());
+        let inv = ours.inverse().unwrap();
+        for (j, &p) in ours.order().iter().enumerate() {
+            prop_assert_eq!(inv[p as usize] as usize, j);
+        }
+        prop_assert_eq!(*ours.group_offsets().last().unwrap() as usize, cloud.len());
+    }
+
+    #[test]
+    fn batch_index_round_trips(c in clouds()) {
+        let batches = Batches::from_offsets(&c.offsets).unwrap();
+        prop_assert_eq!(Batches::from_batch_index(&batches.batch_index()).unwrap(), batches);
+    }
+
+    #[test]
+    fn rotated_partitions_partition_the_rotated_slots(
+        sizes in prop::collection::vec(9usize..=70, 1..=3),
+        angle in -180.0f64..180.0,
+        seed in any::<u64>(),
+        dim in 2usize..=3,
+    ) {
+        let n: usize = sizes.iter().sum();
+        let offsets: Vec<usize> = std::iter::once(0).chain(sizes.iter().scan(0, |a, &s| { *a += s; Some(*a) })).collect();
+        let points = common::uniform(n, dim, seed);
+        let cloud = PointCloud::new(&points, dim, Batches::from_offsets(&offsets).unwrap()).unwrap();
+        let tree = build_balltree(&cloud).unwrap();
+        let r = orrery_balltree::erwin_rotation_matrix(angle, dim).unwrap();
+        let layers = cpu::rotated_partitions(&tree, &cloud, &r, &[4, 2], &[2]).unwrap();
+        // The specification: rotate the slots, partition each batch down to balls of 4;
+        // pool pairs, partition down to balls of 2.
+        let mut rows: Vec<f64> = tree.indices().iter().flat_map(|&i| {
+            let p = cloud.point(i as usize);
+            (0..dim).map(move |col| p.iter().enumerate().map(|(d, &x)| x * r[d * dim + col]).sum::<f64>())
+        }).collect();
+        let mut layer_offsets: Vec<usize> = tree.layout().slot_offsets().iter().map(|&o| o as usize).collect();
+        for (i, bs) in [4usize, 2].into_iter().enumerate() {
+            let mut expected = Vec::new();
+            for w in layer_offsets.windows(2) {
+                let target = ((w[1] - w[0]) / bs).trailing_zeros();
+                let sub: Vec<f64> = rows[w[0] * dim..w[1] * dim].to_vec();
+                let local = common::naive_partition(&sub, dim, &[0, w[1] - w[0]], target);
+                expected.extend(local.into_iter().map(|e| e + w[0] as u32));
+            }
+            prop_assert_eq!(layers[i].permutation(), expected.as_slice());
+            prop_assert_eq!(layers[i].num_balls() * bs, layers[i].len());
+            rows = rows.chunks(2 * dim).flat_map(|pair| (0..dim).map(move |c| (pair[c] + pair[dim + c]) / 2.0)).collect();
+            layer_offsets = layer_offsets.iter().map(|o| o / 2).collect();
+        }
+    }
+}
