@@ -11,10 +11,9 @@
 // lets warp 0 walk back over its predecessors' status words (common.cuh) to get its
 // exclusive prefix, publishes INCLUSIVE, and writes. Data are read once and written once.
 //
-// Launch shape: block = SCAN_THREADS threads. Plain entries: grid = ceil(n / SCAN_TILE)
-// blocks exactly, one tile each. *_pf entries: persistent blocks (grid = min(tiles,
-// SMs * scan_blocks_per_sm)) that prefetch their next tile while scanning the current
-// one. Either way the block that draws the last id resets the tile counter to 0.
+// Launch shape: grid = tiles = ceil(n / SCAN_TILE) blocks exactly (also passed as `tiles`),
+// one tile each; block = SCAN_THREADS threads. The block that draws the last tile id
+// resets the tile counter to 0 for the next launch.
 // Tile = SCAN_THREADS * SCAN_VECS * 4 elements. Warp w of a tile covers the contiguous
 // range [w * 128 * SCAN_VECS, (w + 1) * 128 * SCAN_VECS); its lane l holds the 16-byte
 // vectors j * 32 + l (j < SCAN_VECS), so every load is a coalesced 16-byte load and the
@@ -32,7 +31,9 @@
 // Invariants: n < 2^32 (u32 totals); n > 0 (the host handles n == 0); status words of
 // earlier epochs may hold anything but the current epoch.
 //
-// Measured cost: see docs/performance/cuda-primitives.md (H200: scan of 256M u32).
+// Measured cost (H200, driver 580.159.04, events, median of 10): exclusive scan of 256M u32
+// in 0.777 ms = 2763 GB/s in + out, 65% of the 1 GiB device copy (0.509 ms); compaction of
+// 64M u64 with half the flags set in 0.301 ms.
 
 #if !defined(SCAN_THREADS) || !defined(SCAN_VECS) || !defined(SCAN_LOOKBACK_WORDS)
 #error "scan.cu needs SCAN_THREADS, SCAN_VECS and SCAN_LOOKBACK_WORDS from the executor's policy"
@@ -178,9 +179,9 @@ __device__ __forceinline__ void compact_tile_write(const uint4 (&v)[SCAN_VECS], 
     if (threadIdx.x == 0 && tile == tiles - 1) count[0] = total;
 }
 
-// ---- one tile per block ----------------------------------------------------------------
-// grid = tiles (also passed as an argument). The block that drew the last tile id resets the counter: every other block
-// has drawn its id before it (one atomicAdd per block), so no one reads it afterwards.
+// ---- kernels: one tile per block ----------------------------------------------------------
+// The block that drew the last tile id resets the counter: every other block has drawn
+// its id before it (one atomicAdd per block), so no one reads it afterwards.
 
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
     scan_exclusive_u32(const u32* __restrict__ in, u32* __restrict__ out, u64* status, u32* counter, u64 n,
@@ -215,55 +216,4 @@ extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
     compact_b8(const u64* __restrict__ in, const u32* __restrict__ flags, u64* __restrict__ out, u32* __restrict__ count,
                u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
     compact_one<u64>(in, flags, out, count, status, counter, n, epoch, tiles);
-}
-
-// ---- persistent blocks with prefetch (the *_pf entries) ----------------------------------
-// grid = min(tiles, resident blocks). Each block draws tile ids until one is past the end;
-// while it scans tile t (look-back included), the loads of its next tile are already in
-// flight. No deadlock: a block holding a drawn but unprocessed tile u is busy with an
-// earlier tile t < u, whose look-back only waits for tiles < t; by induction the smallest
-// unfinished tile always progresses. Every block draws exactly one id >= tiles (its last),
-// so the block that draws tiles + gridDim.x - 1 draws last and resets the counter.
-
-template <bool FLAGS, typename Body>
-__device__ __forceinline__ void scan_persistent(const u32* __restrict__ src, u32* counter, u64 n, u32 tiles, Body body) {
-    __shared__ ScanShared sh;
-    u32 tile = scan_next_tile(sh, counter);
-    uint4 v[SCAN_VECS];
-    if (tile < tiles) scan_load<FLAGS>(src, (u64)tile * SCAN_TILE, n, v);
-    while (tile < tiles) {
-        // scan_next_tile's barrier also orders this iteration's use of `sh` after the last.
-        const u32 next = scan_next_tile(sh, counter);
-        uint4 w[SCAN_VECS];
-        if (next < tiles) scan_load<FLAGS>(src, (u64)next * SCAN_TILE, n, w);
-        body(v, sh, tile);
-#pragma unroll
-        for (u32 j = 0; j < SCAN_VECS; ++j) v[j] = w[j];
-        tile = next;
-    }
-    if (threadIdx.x == 0 && tile == tiles + gridDim.x - 1) *counter = 0u;
-}
-
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-    scan_exclusive_u32_pf(const u32* __restrict__ in, u32* __restrict__ out, u64* status, u32* counter, u64 n,
-                          u32 epoch, u32 tiles) {
-    scan_persistent<false>(in, counter, n, tiles, [&](const uint4 (&v)[SCAN_VECS], ScanShared& sh, u32 tile) {
-        scan_tile_write(v, sh, out, status, tile, tiles, n, epoch);
-    });
-}
-
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-    compact_b4_pf(const u32* __restrict__ in, const u32* __restrict__ flags, u32* __restrict__ out,
-                  u32* __restrict__ count, u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
-    scan_persistent<true>(flags, counter, n, tiles, [&](const uint4 (&v)[SCAN_VECS], ScanShared& sh, u32 tile) {
-        compact_tile_write<u32>(v, sh, in, out, count, status, tile, tiles, epoch);
-    });
-}
-
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-    compact_b8_pf(const u64* __restrict__ in, const u32* __restrict__ flags, u64* __restrict__ out,
-                  u32* __restrict__ count, u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
-    scan_persistent<true>(flags, counter, n, tiles, [&](const uint4 (&v)[SCAN_VECS], ScanShared& sh, u32 tile) {
-        compact_tile_write<u64>(v, sh, in, out, count, status, tile, tiles, epoch);
-    });
 }

@@ -55,7 +55,10 @@
 //
 // Invariants: 0 < n < 2^32; 1 <= nbits <= 8; shift + nbits <= 64.
 //
-// Measured cost: see docs/performance/cuda-primitives.md (H200: 16M and 64M pairs).
+// Measured cost (H200, driver 580.159.04, random keys, events, median of 10):
+//   64M pairs: bits 0..64 7.10 ms (9.46 Gkeys/s), bits 0..63 7.06 ms
+//   16M pairs: bits 0..64 1.92 ms (8.72 Gkeys/s), bits 0..63 1.91 ms
+//   torch.sort of int64 + gather of an int32 payload, same run: 8.64 ms / 2.18 ms.
 
 #if !defined(SORT_THREADS) || !defined(SORT_ITEMS) || !defined(SORT_MIN_BLOCKS) || !defined(SORT_HIST_THREADS) || \
     !defined(SORT_HIST_ITEMS)

@@ -21,7 +21,8 @@
 // Invariants: gather and scatter indices are in bounds (out-of-bounds accesses are
 // clamped by WGSL's robust buffer access, never undefined); scatter indices are distinct.
 //
-// Measured cost: not yet measured (memory-bound; expect ~ bandwidth).
+// Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
+//   lavapipe (llvmpipe, 2 cores), 1M u64 gather: 8.2 ms. H200: not yet measured.
 
 //#include core/common
 

@@ -31,7 +31,9 @@
 // written. Local ranks are positions in the tile's sorted order minus the first position
 // of the digit, so equal keys keep their input order.
 //
-// Measured cost: not yet measured.
+// Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
+//   lavapipe (llvmpipe, 2 cores), 1M pairs, bits 0..63 (8 passes): 1.2 s with subgroups
+//   of 8, 3.1 s on the shared-memory path. H200: not yet measured.
 
 //#include core/common
 

@@ -29,7 +29,8 @@
 //   reduce_final: 0 partials (read, params.n, E), 1 output (write, 1, E), 2 params
 //   params: { n, tiles, identity: E }
 //
-// Measured cost: not yet measured.
+// Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
+//   lavapipe (llvmpipe, 2 cores), 1M f32 sum: 11 ms. H200: not yet measured.
 
 //#include core/common
 

@@ -31,7 +31,9 @@
 // n = 0, launch 2 then writes a zero total). Loads and stores of tiles are coalesced
 // through shared memory; each invocation scans ITEMS consecutive elements serially.
 //
-// Measured cost: not yet measured.
+// Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
+//   lavapipe (llvmpipe, 2 cores), 1M u32 scan: 21 ms (subgroups of 8), 44 ms (shared
+//   memory); 1M u64 compaction: 42 ms / 51 ms. H200: not yet measured.
 
 //#include core/common
 //#include core/wg_scan

@@ -27,7 +27,8 @@
 // computed them. Denormal differences (p - min below 2^-126) may flush to zero on some
 // GPUs; they quantise to cell 0 either way unless the box extent is below ~2^-105.
 //
-// Measured cost: not yet measured.
+// Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
+//   lavapipe (llvmpipe, 2 cores), 1M f32 Hilbert keys: 74 ms. H200: not yet measured.
 
 //#include core/common
 

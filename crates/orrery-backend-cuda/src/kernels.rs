@@ -32,7 +32,7 @@ pub const SORT: KernelSource = core_module!("sort");
 /// Gather, scatter, fill and iota (`gather_b4`, `gather_b8`, `scatter_b4`, `scatter_b8`,
 /// `fill_b8`, `iota_u32`).
 pub const MOVEMENT: KernelSource = core_module!("movement");
-/// Space-filling-curve keys (`sfc_{morton,hilbert1,hilbert2,hilbert3}_{f32,f64}`).
+/// Space-filling-curve keys (`sfc_{morton,hilbert1,hilbert3}_{f32,f64}`).
 pub const SFC: KernelSource = core_module!("sfc");
 
 /// Every built-in module, for ahead-of-time compile checks.

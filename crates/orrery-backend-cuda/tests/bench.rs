@@ -112,29 +112,15 @@ fn bench_scan_and_reduce(e: &CudaExecutor, copy_gbs: f64) {
     let n = 1usize << 28;
     let mut r = common::rng(9, n);
     let host: Vec<u32> = (0..n).map(|_| r.random_range(0..4u32)).collect();
-    let shapes = [
-        None,
-        Some((256u32, 4u32, false, 1u32)),
-        Some((256, 4, true, 4)),
-        Some((256, 4, true, 3)),
-        Some((256, 8, true, 2)),
-        Some((128, 8, true, 4)),
-        Some((512, 4, true, 2)),
-    ];
+    let shapes = [None, Some((256u32, 4u32)), Some((128, 16))];
     for shape in shapes {
         let (ex, label);
         let owned;
-        if let Some((threads, vecs, prefetch, blocks_per_sm)) = shape {
-            let p = Policy {
-                scan_threads: threads,
-                scan_vecs: vecs,
-                scan_prefetch: prefetch,
-                scan_blocks_per_sm: blocks_per_sm,
-                ..*e.policy()
-            };
+        if let Some((threads, vecs)) = shape {
+            let p = Policy { scan_threads: threads, scan_vecs: vecs, ..*e.policy() };
             owned = CudaExecutor::with_policy(e.ordinal(), p).unwrap();
             ex = &owned;
-            label = format!("[threads={threads},vecs={vecs},prefetch={prefetch},blocks_per_sm={blocks_per_sm}]");
+            label = format!("[threads={threads},vecs={vecs}]");
         } else {
             ex = e;
             label = String::new();
@@ -158,24 +144,19 @@ fn bench_scan_and_reduce(e: &CudaExecutor, copy_gbs: f64) {
     report("reduce_sum_f32", n, t, &format!("{:.0} GB/s (read)", (n * 4) as f64 / (t.0 * 1e-3) / 1e9));
 }
 
-/// Compaction of 64M u64 with every second flag set, default and prefetching kernels.
+/// Compaction of 64M u64 with every second flag set.
 fn bench_compact(e: &CudaExecutor) {
     let m = 1usize << 26;
-    let vals = random_u64(m, 3);
-    let flags: Vec<u32> = (0..m).map(|i| (i % 2) as u32).collect();
-    let pf = Policy { scan_threads: 256, scan_vecs: 4, scan_prefetch: true, scan_blocks_per_sm: 4, ..*e.policy() };
-    let pf = CudaExecutor::with_policy(e.ordinal(), pf).unwrap();
-    for (ex, label) in [(e, ""), (&pf, "[threads=256,vecs=4,prefetch=true,blocks_per_sm=4]")] {
-        let (v, f) = (ex.upload(&vals).unwrap(), ex.upload(&flags).unwrap());
-        let (mut out, mut count) = (ex.alloc::<u64>(m).unwrap(), ex.alloc::<u32>(1).unwrap());
-        let t = time(ex, || {}, || ex.compact(&v, &f, &mut out, &mut count).unwrap());
-        let gbs = (m * (8 + 4) + m / 2 * 8) as f64 / (t.0 * 1e-3) / 1e9;
-        report(&format!("compact_u64_half{label}"), m, t, &format!("{gbs:.0} GB/s"));
-    }
+    let vals = e.upload(&random_u64(m, 3)).unwrap();
+    let flags = e.upload(&(0..m).map(|i| (i % 2) as u32).collect::<Vec<_>>()).unwrap();
+    let (mut out, mut count) = (e.alloc::<u64>(m).unwrap(), e.alloc::<u32>(1).unwrap());
+    let t = time(e, || {}, || e.compact(&vals, &flags, &mut out, &mut count).unwrap());
+    let gbs = (m * (8 + 4) + m / 2 * 8) as f64 / (t.0 * 1e-3) / 1e9;
+    report("compact_u64_half", m, t, &format!("{gbs:.0} GB/s (flags and values read, half the values written)"));
 }
 
 /// Hilbert and Morton keys of 64M f32 points (12 B read + 8 B written per point); the
-/// three Hilbert kernels (levels per table lookup) side by side.
+/// two Hilbert kernels (levels per table lookup) side by side.
 fn bench_sfc(e: &CudaExecutor, copy_gbs: f64) {
     let m = 1usize << 26;
     let pts = |seed| {
@@ -184,12 +165,9 @@ fn bench_sfc(e: &CudaExecutor, copy_gbs: f64) {
     };
     let (hx, hy, hz) = (pts(4), pts(5), pts(6));
     let bbox = Aabb::cube(0.0f32, 1.0).unwrap();
-    for (name, curve, levels) in [
-        ("hilbert3", Curve::Hilbert, 3),
-        ("hilbert2", Curve::Hilbert, 2),
-        ("hilbert1", Curve::Hilbert, 1),
-        ("morton", Curve::Morton, 3),
-    ] {
+    for (name, curve, levels) in
+        [("hilbert3", Curve::Hilbert, 3), ("hilbert1", Curve::Hilbert, 1), ("morton", Curve::Morton, 3)]
+    {
         let ex = CudaExecutor::with_policy(e.ordinal(), Policy { hilbert_levels: levels, ..*e.policy() }).unwrap();
         let (x, y, z) = (ex.upload(&hx).unwrap(), ex.upload(&hy).unwrap(), ex.upload(&hz).unwrap());
         let mut keys = ex.alloc::<u64>(m).unwrap();

@@ -23,10 +23,7 @@ fn nvrtc_or_skip() -> bool {
 
 /// The entry points each module must define (the host code launches them by name).
 const ENTRIES: [(&str, &[&str]); 5] = [
-    (
-        "core/scan",
-        &["scan_exclusive_u32", "compact_b4", "compact_b8", "scan_exclusive_u32_pf", "compact_b4_pf", "compact_b8_pf"],
-    ),
+    ("core/scan", &["scan_exclusive_u32", "compact_b4", "compact_b8"]),
     (
         "core/reduce",
         &[
@@ -59,8 +56,6 @@ const ENTRIES: [(&str, &[&str]); 5] = [
             "sfc_morton_f64",
             "sfc_hilbert1_f32",
             "sfc_hilbert1_f64",
-            "sfc_hilbert2_f32",
-            "sfc_hilbert2_f64",
             "sfc_hilbert3_f32",
             "sfc_hilbert3_f64",
         ],

@@ -387,44 +387,9 @@ fn sfc_keys_match_cpu_bit_for_bit_f64() {
 fn policy_variants(gpu: &CudaExecutor) -> Vec<CudaExecutor> {
     let base = *gpu.policy();
     let shapes = [
-        Policy { hilbert_levels: 1, scan_vecs: 8, scan_lookback_words: 4, sort_min_blocks: 2, ..base },
-        Policy {
-            hilbert_levels: 2,
-            scan_threads: 512,
-            scan_vecs: 4,
-            scan_prefetch: true,
-            scan_blocks_per_sm: 2,
-            sort_items: 12,
-            ..base
-        },
-        Policy {
-            hilbert_levels: 3,
-            scan_threads: 128,
-            scan_vecs: 8,
-            scan_prefetch: true,
-            scan_blocks_per_sm: 4,
-            sort_items: 12,
-            sort_min_blocks: 2,
-            ..base
-        },
-        Policy {
-            scan_threads: 256,
-            scan_vecs: 4,
-            scan_prefetch: true,
-            scan_blocks_per_sm: 4,
-            sort_min_blocks: 4,
-            ..base
-        },
-        Policy {
-            scan_threads: 256,
-            scan_vecs: 8,
-            scan_prefetch: true,
-            scan_blocks_per_sm: 2,
-            scan_lookback_words: 2,
-            ..base
-        },
-        Policy { scan_threads: 256, scan_vecs: 4, scan_prefetch: true, scan_blocks_per_sm: 3, ..base },
-        Policy { scan_threads: 256, scan_vecs: 4, scan_prefetch: false, ..base },
+        Policy { hilbert_levels: 1, scan_vecs: 4, scan_lookback_words: 4, sort_min_blocks: 2, ..base },
+        Policy { scan_threads: 512, scan_vecs: 8, scan_lookback_words: 2, sort_items: 12, ..base },
+        Policy { scan_threads: 128, scan_vecs: 16, sort_items: 12, sort_min_blocks: 2, ..base },
     ];
     shapes.iter().map(|&p| CudaExecutor::with_policy(gpu.ordinal(), p).unwrap()).collect()
 }

@@ -208,7 +208,7 @@ impl Context {
         match lock(&self.errors).take() {
             None => Ok(()),
             Some(Error::Device { backend, message, .. }) => {
-                Err(Error::Device { backend, operation: operation.to_owned(), message })
+                Err(Error::Device { backend, operation: format!("work recorded before {operation}"), message })
             }
             Some(e) => Err(e),
         }

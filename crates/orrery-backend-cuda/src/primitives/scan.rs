@@ -21,16 +21,15 @@ impl CudaExecutor {
         if n == 0 {
             return self.memset_u32(output.device_ptr(), 0, 1);
         }
-        let (tiles, grid) = self.scan_grid(n);
+        let tiles = blocks(n, self.policy.scan_tile());
         let mut scratch = self.scratch();
         let status = scratch.lookback(tiles as usize)?;
         let counter = scratch.control()? + (CONTROL_SCAN_COUNTER * 4) as u64;
         let epoch = scratch.next_epoch()?;
-        let entry = if self.policy.scan_prefetch { "scan_exclusive_u32_pf" } else { "scan_exclusive_u32" };
         self.launch_entry(
             &SCAN,
-            entry,
-            grid,
+            "scan_exclusive_u32",
+            tiles,
             self.policy.scan_threads,
             &[
                 Arg::buf(input),
@@ -57,13 +56,8 @@ impl CudaExecutor {
         if n == 0 {
             return self.memset_u32(count.device_ptr(), 0, 1);
         }
-        let entry = match (size_of::<T>() == 4, self.policy.scan_prefetch) {
-            (true, false) => "compact_b4",
-            (false, false) => "compact_b8",
-            (true, true) => "compact_b4_pf",
-            (false, true) => "compact_b8_pf",
-        };
-        let (tiles, grid) = self.scan_grid(n);
+        let entry = if size_of::<T>() == 4 { "compact_b4" } else { "compact_b8" };
+        let tiles = blocks(n, self.policy.scan_tile());
         let mut scratch = self.scratch();
         let status = scratch.lookback(tiles as usize)?;
         let counter = scratch.control()? + (CONTROL_SCAN_COUNTER * 4) as u64;
@@ -71,7 +65,7 @@ impl CudaExecutor {
         self.launch_entry(
             &SCAN,
             entry,
-            grid,
+            tiles,
             self.policy.scan_threads,
             &[
                 Arg::buf(input),
@@ -85,17 +79,5 @@ impl CudaExecutor {
                 Arg::U32(tiles),
             ],
         )
-    }
-
-    /// Tiles of a scan or compaction of `n > 0` elements and the grid that covers them:
-    /// one block per tile, or the persistent grid of the prefetching kernels.
-    fn scan_grid(&self, n: usize) -> (u32, u32) {
-        let tiles = blocks(n, self.policy.scan_tile());
-        let grid = if self.policy.scan_prefetch {
-            tiles.min(self.device.sm_count * self.policy.scan_blocks_per_sm)
-        } else {
-            tiles
-        };
-        (tiles, grid)
     }
 }

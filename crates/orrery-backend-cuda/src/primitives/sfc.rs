@@ -35,8 +35,6 @@ impl CudaExecutor {
             (Curve::Morton, true, _) => "sfc_morton_f64",
             (Curve::Hilbert, false, 1) => "sfc_hilbert1_f32",
             (Curve::Hilbert, true, 1) => "sfc_hilbert1_f64",
-            (Curve::Hilbert, false, 2) => "sfc_hilbert2_f32",
-            (Curve::Hilbert, true, 2) => "sfc_hilbert2_f64",
             (Curve::Hilbert, false, _) => "sfc_hilbert3_f32",
             (Curve::Hilbert, true, _) => "sfc_hilbert3_f64",
         };

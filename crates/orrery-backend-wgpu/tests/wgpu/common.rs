@@ -31,16 +31,16 @@ fn base_options() -> WgpuOptions {
     WgpuOptions::from_env().expect("ORRERY_WGPU_* variables are valid")
 }
 
-/// The executors every test runs on, created once per test binary: `(label, executor)`.
-pub fn executors() -> &'static [(String, WgpuExecutor)] {
-    static EXECS: OnceLock<Vec<(String, WgpuExecutor)>> = OnceLock::new();
+/// The executors every test runs on, created once per test binary: `(label, executor)`,
+/// or why there are none.
+fn opened() -> &'static Result<Vec<(String, WgpuExecutor)>, String> {
+    static EXECS: OnceLock<Result<Vec<(String, WgpuExecutor)>, String>> = OnceLock::new();
     EXECS.get_or_init(|| {
         let default = match open(&base_options()) {
             Ok(e) => e,
             Err(e) => {
                 assert!(!require(), "ORRERY_REQUIRE_WGPU=1 but no wgpu executor: {e}");
-                eprintln!("skipped: no wgpu executor: {e}");
-                return Vec::new();
+                return Err(format!("no wgpu executor: {e}"));
             }
         };
         let mut out = Vec::new();
@@ -51,8 +51,20 @@ pub fn executors() -> &'static [(String, WgpuExecutor)] {
                 open(&WgpuOptions { subgroups: false, ..base_options() }).expect("a second device on the same adapter");
             out.push((format!("{} [shared-memory paths]", shared.capabilities()), shared));
         }
-        out
+        Ok(out)
     })
+}
+
+/// The executors every test runs on; empty (after printing "skipped: <reason>") without
+/// an adapter.
+pub fn executors() -> &'static [(String, WgpuExecutor)] {
+    match opened() {
+        Ok(execs) => execs,
+        Err(reason) => {
+            eprintln!("skipped: {reason}");
+            &[]
+        }
+    }
 }
 
 /// The default executor alone, or `None` (after printing why) without an adapter.

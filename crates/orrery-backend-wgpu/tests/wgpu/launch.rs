@@ -183,3 +183,35 @@ fn kernels_that_do_not_compile_report_naga_s_message() {
         assert!(matches!(e.prepare(&unbalanced), Err(Error::KernelCompile { .. })), "{label}");
     });
 }
+
+#[test]
+fn invalid_work_is_reported_at_the_next_wait_and_the_executor_recovers() {
+    if crate::common::executor().is_none() {
+        return;
+    }
+    // A private executor: the error must not reach the waits of other tests.
+    let e = WgpuExecutor::new().unwrap();
+    let a = e.upload(&[1.0f32; 16]).unwrap();
+    let tag = e.alloc::<u64>(16).unwrap();
+    // The same buffer as x (read) and y (read-write) in one dispatch: a usage conflict
+    // that only the device-side validation sees.
+    e.launch(
+        &KERNELS,
+        "axpy",
+        Launch { blocks: 1, threads: 64 },
+        &[
+            buf::<WgpuExecutor, f32>(&a),
+            buf::<WgpuExecutor, f32>(&a),
+            buf::<WgpuExecutor, u64>(&tag),
+            KernelArg::Scalar(Scalar::U32(16)),
+            KernelArg::Scalar(Scalar::U64(0)),
+            KernelArg::Scalar(Scalar::F32(1.0)),
+        ],
+    )
+    .unwrap();
+    let r = e.synchronize();
+    assert!(matches!(r, Err(Error::Device { .. })), "{r:?}");
+    // Later work runs normally.
+    let b = e.upload(&[5u32, 6]).unwrap();
+    assert_eq!(e.download(&b).unwrap(), [5, 6]);
+}
