@@ -88,7 +88,7 @@ fn main() -> Result<()> {
     }
     #[cfg(feature = "wgpu")]
     if wants("wgpu") {
-        match orrery_backend_wgpu::WgpuExecutor::from_env() {
+        match orrery_backend_wgpu::WgpuExecutor::new() {
             Ok(exec) => {
                 env.gpus.push(orrery_core::Executor::name(&exec));
                 records.extend(run_suite(args.suite, &exec, &cfg).context("wgpu executor")?);

@@ -35,6 +35,9 @@
 // in 0.777 ms = 2763 GB/s in + out, 65% of the 1 GiB device copy (0.509 ms); compaction of
 // 64M u64 with half the flags set in 0.301 ms.
 
+#ifndef SCAN_MIN_BLOCKS
+#define SCAN_MIN_BLOCKS 1
+#endif
 #if !defined(SCAN_THREADS) || !defined(SCAN_VECS) || !defined(SCAN_LOOKBACK_WORDS)
 #error "scan.cu needs SCAN_THREADS, SCAN_VECS and SCAN_LOOKBACK_WORDS from the executor's policy"
 #endif
@@ -183,7 +186,7 @@ __device__ __forceinline__ void compact_tile_write(const uint4 (&v)[SCAN_VECS], 
 // The block that drew the last tile id resets the counter: every other block has drawn
 // its id before it (one atomicAdd per block), so no one reads it afterwards.
 
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS, SCAN_MIN_BLOCKS)
     scan_exclusive_u32(const u32* __restrict__ in, u32* __restrict__ out, u64* status, u32* counter, u64 n,
                        u32 epoch, u32 tiles) {
     __shared__ ScanShared sh;
@@ -206,13 +209,13 @@ __device__ __forceinline__ void compact_one(const T* __restrict__ in, const u32*
     if (threadIdx.x == 0 && tile == tiles - 1) *counter = 0u;
 }
 
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS, SCAN_MIN_BLOCKS)
     compact_b4(const u32* __restrict__ in, const u32* __restrict__ flags, u32* __restrict__ out, u32* __restrict__ count,
                u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
     compact_one<u32>(in, flags, out, count, status, counter, n, epoch, tiles);
 }
 
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS, SCAN_MIN_BLOCKS)
     compact_b8(const u64* __restrict__ in, const u32* __restrict__ flags, u64* __restrict__ out, u32* __restrict__ count,
                u64* status, u32* counter, u64 n, u32 epoch, u32 tiles) {
     compact_one<u64>(in, flags, out, count, status, counter, n, epoch, tiles);

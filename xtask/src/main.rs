@@ -34,6 +34,9 @@ enum Task {
         /// Output folder (git-ignored).
         #[arg(long, default_value = ".device")]
         out: PathBuf,
+        /// Crates to leave out (e.g. one that is mid-change).
+        #[arg(long)]
+        exclude: Vec<String>,
     },
 }
 
@@ -42,7 +45,7 @@ fn main() -> Result<()> {
     std::env::set_current_dir(&root)?;
     match Cli::parse().task {
         Task::Bench { args } => bench(&args),
-        Task::DeviceBundle { out } => device_bundle(&out),
+        Task::DeviceBundle { out, exclude } => device_bundle(&out, &exclude),
     }
 }
 
@@ -76,8 +79,9 @@ fn bench(args: &[String]) -> Result<()> {
         .env("ORRERY_COMMIT", commit()))
 }
 
-/// Names of the executables `cargo build --message-format=json` reports.
-fn executables(cargo_args: &[&str]) -> Result<Vec<PathBuf>> {
+/// Names of the executables `cargo build --message-format=json` reports; with
+/// `tests_only`, only test harnesses (not examples built alongside them).
+fn executables(cargo_args: &[&str], tests_only: bool) -> Result<Vec<PathBuf>> {
     eprintln!("$ cargo {}", cargo_args.join(" "));
     let out = Command::new("cargo").args(cargo_args).arg("--message-format=json").output()?;
     if !out.status.success() {
@@ -86,6 +90,9 @@ fn executables(cargo_args: &[&str]) -> Result<Vec<PathBuf>> {
     let mut exes = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if tests_only && v["profile"]["test"].as_bool() != Some(true) {
+            continue;
+        }
         if let Some(exe) = v["executable"].as_str() {
             exes.push(PathBuf::from(exe));
         }
@@ -93,14 +100,18 @@ fn executables(cargo_args: &[&str]) -> Result<Vec<PathBuf>> {
     Ok(exes)
 }
 
-fn device_bundle(out: &Path) -> Result<()> {
+fn device_bundle(out: &Path, exclude: &[String]) -> Result<()> {
     let bin = out.join("bin");
     if bin.exists() {
         std::fs::remove_dir_all(&bin)?;
     }
     std::fs::create_dir_all(&bin)?;
-    let mut exes = executables(&["test", "--release", "--workspace", "--all-features", "--no-run"])?;
-    exes.extend(executables(&["build", "--release", "-p", "orrery-benches", "--features", "cuda,wgpu"])?);
+    let mut test_args = vec!["test", "--release", "--workspace", "--all-features", "--no-run"];
+    for krate in exclude {
+        test_args.extend(["--exclude", krate.as_str()]);
+    }
+    let mut exes = executables(&test_args, true)?;
+    exes.extend(executables(&["build", "--release", "-p", "orrery-benches", "--features", "cuda,wgpu"], false)?);
     let mut names = Vec::new();
     for exe in exes {
         let name = exe.file_name().context("executable without a name")?.to_string_lossy().into_owned();
@@ -125,7 +136,9 @@ fn device_bundle(out: &Path) -> Result<()> {
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 # Runs orrery's release tests and benches on a GPU machine without a Rust toolchain.
 #   OUT=<dir> bash .device/run.sh [test-filter]
-# Env: SANITIZE="memcheck racecheck" runs the cuda tests under compute-sanitizer too;
+# Env: SANITIZE="memcheck racecheck" runs the test binaries matching SANITIZE_BINS
+#      (default: the CUDA conformance suite, "conformance-*") under compute-sanitizer,
+#      with SANITIZE_FILTER as test arguments;
 #      BENCH="primitives keys" runs those suites; BENCH_ARGS passes more arguments.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -148,7 +161,7 @@ for t in "$here"/bin/*; do
   [ $rc -eq 0 ] || status=1
 done
 for tool in ${SANITIZE:-}; do
-  for t in "$here"/bin/*cuda*; do
+  for t in "$here"/bin/${SANITIZE_BINS:-conformance-*}; do
     [ -e "$t" ] || continue
     name=$(basename "$t")
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" --test-threads=1 ${SANITIZE_FILTER:-} > "$out/sanitize-$tool-$name.log" 2>&1

@@ -80,7 +80,8 @@ impl CudaExecutor {
         Self::with_device(device, policy)
     }
 
-    /// An executor on the device named by `ORRERY_CUDA_DEVICE` (an ordinal; 0 when unset).
+    /// An executor on the device named by `ORRERY_CUDA_DEVICE` (an ordinal; 0 when unset),
+    /// with the tuning overrides of `ORRERY_CUDA_POLICY` ([`crate::policy::POLICY_ENV`]).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when the variable is not a number; otherwise as
@@ -93,7 +94,9 @@ impl CudaExecutor {
             })?,
             _ => 0,
         };
-        Self::new(ordinal)
+        let device = Device::open(ordinal)?;
+        let (major, minor) = device.compute_capability;
+        Self::with_device(device, Policy::for_compute_capability(major, minor).with_env_overrides()?)
     }
 
     fn with_device(device: Arc<Device>, policy: Policy) -> Result<Self> {

@@ -153,6 +153,7 @@ impl GpuExecutor for CudaExecutor {
                 KernelArg::Scalar(Scalar::I32(v)) => Arg::I32(*v),
                 KernelArg::Scalar(Scalar::F32(v)) => Arg::F32(*v),
                 KernelArg::Scalar(Scalar::U64(v)) => Arg::U64(*v),
+                KernelArg::Scalar(Scalar::F64(v)) => Arg::F64(*v),
             };
         }
         self.launch_entry(source, entry, launch.blocks, launch.threads, converted)

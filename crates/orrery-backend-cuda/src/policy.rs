@@ -25,6 +25,10 @@ pub struct Policy {
     /// did not help on the H200 (256M u32, 256 x 8: 1 word 0.773 ms, 2 words 0.784 ms,
     /// 4 words 0.794 ms): the nearest INCLUSIVE tile is usually within 32.
     pub scan_lookback_words: u32,
+    /// Minimum resident blocks per SM asked of ptxas for the scan and compaction
+    /// (`__launch_bounds__`); 1 leaves the register count to ptxas (72 registers at
+    /// 256 x 8, 3 blocks per SM).
+    pub scan_min_blocks: u32,
     /// Threads per block of the reductions (8 warps; see `scan_threads`).
     pub reduce_threads: u32,
     /// 16-byte vectors per thread of a reduction tile (16 KB of input per block). The tile
@@ -84,6 +88,7 @@ impl Policy {
         scan_threads: 256,
         scan_vecs: 8,
         scan_lookback_words: 1,
+        scan_min_blocks: 1,
         reduce_threads: 256,
         reduce_vecs: 4,
         sort_threads: 256,
@@ -126,6 +131,7 @@ impl Policy {
             ("SCAN_THREADS", self.scan_threads),
             ("SCAN_VECS", self.scan_vecs),
             ("SCAN_LOOKBACK_WORDS", self.scan_lookback_words),
+            ("SCAN_MIN_BLOCKS", self.scan_min_blocks),
             ("REDUCE_THREADS", self.reduce_threads),
             ("REDUCE_VECS", self.reduce_vecs),
             ("SORT_THREADS", self.sort_threads),
@@ -141,6 +147,37 @@ impl Policy {
         .iter()
         .map(|(name, value)| format!("-D{name}={value}"))
         .collect()
+    }
+}
+
+/// Environment variable with tuning overrides, `name=value` pairs separated by commas
+/// (e.g. `scan_vecs=6,scan_min_blocks=4`); read by [`crate::CudaExecutor::from_env`].
+pub const POLICY_ENV: &str = "ORRERY_CUDA_POLICY";
+
+impl Policy {
+    /// This policy with the overrides of [`POLICY_ENV`] applied (for tuning sweeps
+    /// without a rebuild). Only the scan's shape can be overridden for now.
+    ///
+    /// # Errors
+    /// [`orrery_core::Error::InvalidArgument`] naming a malformed pair or unknown field.
+    pub fn with_env_overrides(mut self) -> orrery_core::Result<Self> {
+        let Ok(spec) = std::env::var(POLICY_ENV) else { return Ok(self) };
+        for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || orrery_core::Error::InvalidArgument {
+                what: POLICY_ENV,
+                reason: format!("{pair:?} is not name=value with a known scan field and a positive integer"),
+            };
+            let (name, value) = pair.split_once('=').ok_or_else(bad)?;
+            let value: u32 = value.trim().parse().ok().filter(|&v| v > 0).ok_or_else(bad)?;
+            match name.trim() {
+                "scan_threads" => self.scan_threads = value,
+                "scan_vecs" => self.scan_vecs = value,
+                "scan_lookback_words" => self.scan_lookback_words = value,
+                "scan_min_blocks" => self.scan_min_blocks = value,
+                _ => return Err(bad()),
+            }
+        }
+        Ok(self)
     }
 }
 

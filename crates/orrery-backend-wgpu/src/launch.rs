@@ -35,6 +35,7 @@ fn scalar_bytes(s: Scalar) -> ([u8; 8], usize) {
         Scalar::I32(v) => b[..4].copy_from_slice(&v.to_le_bytes()),
         Scalar::F32(v) => b[..4].copy_from_slice(&v.to_le_bytes()),
         Scalar::U64(v) => return (v.to_le_bytes(), 8),
+        Scalar::F64(v) => return (v.to_le_bytes(), 8),
     }
     (b, 4)
 }

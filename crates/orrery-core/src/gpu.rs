@@ -20,6 +20,13 @@
 //!   a 2D dispatch when they exceed 65535, so WGSL kernels compute their linear block
 //!   id as `wid.x + wid.y * num_workgroups.x` and return when it is `>= blocks`
 //!   (kernels take the block count, or the element count, as a scalar for that).
+//!   A launch of zero blocks does nothing.
+//! - WGSL sources may use the executor's preprocessor: `//#if SUBGROUP` ... `//#else`
+//!   ... `//#endif` (subgroup operations present and verified on the adapter) and
+//!   `//#include core/common` / `//#include core/wg_scan` (shared helpers).
+//! - Buffers belong to the executor that made them; passing one to another executor is
+//!   a logic error that the type system does not catch between two executors of the
+//!   same type.
 
 use crate::element::Element;
 use crate::error::Result;
@@ -64,6 +71,8 @@ pub enum Scalar {
     F32(f32),
     /// `unsigned long long` / `vec2<u32>` (low, high).
     U64(u64),
+    /// `double` / `f64` (WGSL only where the adapter has `SHADER_F64`).
+    F64(f64),
 }
 
 /// One argument of a launch.

@@ -1,0 +1,540 @@
+// kernels/balltree/build.cu — the GPU ball tree build (crates/orrery-balltree/src/gpu).
+//
+// What it computes
+//   The batched Erwin ball tree, in two phases driven by a host plan that depends only on
+//   the batch sizes (gpu/plan.rs): at each *global level* every node that still holds
+//   more than a block's worth of slots splits, by one sort of all points; then each
+//   remaining subtree is finished by one block in shared memory (the *local phase*).
+//   Split rule (crates/orrery-balltree/src/split.rs): the dimension of largest spread,
+//   compared exactly (gpu/spread.rs), ties to the lowest; the left child gets the
+//   floor(m/2) first points in the order (coordinate, point index). -0.0 and 0.0 are
+//   equal coordinates.
+//
+//   Per global level k (segments = the level's nodes, see gpu/plan.rs):
+//     bt_reset_bounds  lo[i] = ~0, hi[i] = 0                        i < count (u32 words)
+//     bt_assign        seg_pos[p] = segment of position p (binary search in the level's
+//                      starts); node_of[perm[p]] = seg_pos[p]        p < n
+//     bt_bounds_F      per active segment and dimension, min / max of the ordered codes
+//                      of its points' coordinates (integer atomics: exact, deterministic)
+//     bt_choose_F      seg_dim[s] = split dimension of active segment s, or FROZEN
+//     bt_keys_f32      keys[i] = node_of[i] << 32 | code(points[i][seg_dim]), vals[i] = i
+//                      (code 0 in frozen segments); the host then sorts (keys, vals)
+//                      stably on bits 0..32 + node_bits, so vals is the next perm.
+//     bt_keys_f64      keys[i] = code(points[i][seg_dim]), vals[i] = i; host sorts on
+//                      0..64, then bt_node_keys keys[p] = node_of[vals[p]] and sorts on
+//                      0..node_bits (stable LSD composition: the same order).
+//   Local phase:
+//     bt_local_F       per block: up to CAPACITY / 2^h subtrees of 2^h slots; per local
+//                      level, the split dimension of every segment (shared-memory
+//                      reduction), keys, a bitonic sort of every aligned segment by
+//                      (code, index) with padding last, and the move of the right
+//                      child's points to the second half of the segment; finally the
+//                      leaves (1 or 2 points, ascending index; a single point fills both
+//                      slots, the second masked).
+//
+// Launch shapes
+//   bt_reset_bounds, bt_assign, bt_choose_F, bt_keys_F, bt_node_keys: 1D, one thread per
+//     item, any block size (the host uses BT_ITEM_THREADS).
+//   bt_bounds_F: blocks of exactly BT_ITEM_THREADS threads, BT_ITEM_THREADS * BT_BOUNDS_ITEMS
+//     positions per block (thread t takes BT_BOUNDS_ITEMS consecutive positions).
+//   bt_local_F: one block per entry of `blocks` (num_blocks), exactly BT_LOCAL_THREADS
+//     threads; thread t owns slots t + r * BT_LOCAL_THREADS for the moves and the
+//     consecutive slots [4t, 4t + 4) for the reductions.
+//
+// Buffers (direction, length, layout)
+//   points      read   n * dim       F (float | double), row-major
+//   seg_starts  read   all levels    u32, first position of each segment; level at offset
+//   seg_active  read   all levels    u32, 1 = splits at this level, 0 = frozen
+//   perm        read   n             u32, point indices in current tree order
+//   seg_pos     r/w    n             u32, segment of each position (this level)
+//   node_of     r/w    n             u32, segment of each point (this level)
+//   lo, hi      r/w    segments*dim  ordered codes (u32 for float, u64 for double)
+//   seg_dim     r/w    segments      u32, split dimension or BT_FROZEN
+//   keys, vals  write  n             u64 sort keys, u32 point indices
+//   nodes       read   3 * subtrees  u32 (first position, points, first slot)
+//   blocks      read   3 * blocks    u32 (first subtree, subtrees, h)
+//   out_idx     write  slots         u32 point index per slot
+//   out_mask    write  slots         u32 1 = real point, 0 = padding duplicate
+//
+// Invariants
+//   Coordinates are finite (validated on the host). Positions of one segment are
+//   contiguous and segments are in position order. A subtree of 2^h slots holds
+//   m points with 2^(h-2) < m <= 2^h, so every segment at local levels g >= 2 holds at
+//   least two points and every leaf one or two. Ordered codes of finite values are below
+//   0xff800000 (float) / 0xfff0000000000000 (double), so the all-ones padding key sorts
+//   last.
+//
+// Measured cost: see docs in crates/orrery-balltree/src/gpu/mod.rs (H200 table).
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define BT_FROZEN 0xffffffffu
+#define BT_PAD 0xffffffffu
+#define BT_ITEM_THREADS 256u
+#define BT_BOUNDS_ITEMS 4u
+#define BT_LOCAL_CAPACITY 2048u
+#define BT_LOCAL_THREADS 512u
+#define BT_LOCAL_ITEMS (BT_LOCAL_CAPACITY / BT_LOCAL_THREADS)
+
+// ---- per-element rules (host reference: gpu/spread.rs) ----------------------------------
+
+template <typename F>
+struct Coord;
+
+template <>
+struct Coord<float> {
+    typedef u32 Ord;
+    static __device__ __forceinline__ Ord ord(float x) {
+        u32 b = __float_as_uint(x);
+        if (b == 0x80000000u) b = 0u;  // -0.0 is 0.0
+        return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    }
+    static __device__ __forceinline__ float dec(Ord o) {
+        return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
+    }
+    static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+    static __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+    static __device__ __forceinline__ float half(float a) { return __fmul_rn(a, 0.5f); }
+    static __device__ __forceinline__ bool finite(float a) { return isfinite(a); }
+};
+
+template <>
+struct Coord<double> {
+    typedef u64 Ord;
+    static __device__ __forceinline__ Ord ord(double x) {
+        u64 b = (u64)__double_as_longlong(x);
+        if (b == 0x8000000000000000ull) b = 0ull;
+        return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+    }
+    static __device__ __forceinline__ double dec(Ord o) {
+        return __longlong_as_double((long long)((o & 0x8000000000000000ull) ? (o & 0x7fffffffffffffffull) : ~o));
+    }
+    static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+    static __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+    static __device__ __forceinline__ double half(double a) { return __dmul_rn(a, 0.5); }
+    static __device__ __forceinline__ bool finite(double a) { return isfinite(a); }
+};
+
+// The exact spread hi - lo as an error-free pair (TwoSum), halved when it overflows.
+template <typename F>
+struct Spread {
+    u32 overflow;
+    F s;
+    F e;
+};
+
+template <typename F>
+__device__ __forceinline__ Spread<F> spread_of(F lo, F hi) {
+    typedef Coord<F> C;
+    F a = hi, b = -lo;
+    F s = C::add(a, b);
+    u32 overflow = 0u;
+    if (!C::finite(s)) {
+        a = C::half(hi);
+        b = -C::half(lo);
+        s = C::add(a, b);
+        overflow = 1u;
+    }
+    const F bb = C::sub(s, a);
+    const F e = C::add(C::sub(a, C::sub(s, bb)), C::sub(b, bb));
+    Spread<F> r;
+    r.overflow = overflow;
+    r.s = s;
+    r.e = e;
+    return r;
+}
+
+template <typename F>
+__device__ __forceinline__ bool spread_greater(const Spread<F>& x, const Spread<F>& y) {
+    if (x.overflow != y.overflow) return x.overflow > y.overflow;
+    if (x.s != y.s) return x.s > y.s;
+    return x.e > y.e;
+}
+
+template <typename F>
+__device__ __forceinline__ Spread<F> spread_zero() {
+    Spread<F> r;
+    r.overflow = 0u;
+    r.s = (F)0;
+    r.e = (F)0;
+    return r;
+}
+
+__device__ __forceinline__ u64 item_index() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
+
+// ---- global levels ------------------------------------------------------------------
+
+// lo[i] = all ones, hi[i] = 0 for i < count 32-bit words (u64 bounds reset as 2 words).
+extern "C" __global__ void bt_reset_bounds(u32* __restrict__ lo, u32* __restrict__ hi, u32 count) {
+    const u64 i = item_index();
+    if (i >= count) return;
+    lo[i] = 0xffffffffu;
+    hi[i] = 0u;
+}
+
+extern "C" __global__ void bt_assign(const u32* __restrict__ seg_starts, const u32* __restrict__ perm,
+                                     u32* __restrict__ seg_pos, u32* __restrict__ node_of, u32 n, u32 level_offset,
+                                     u32 segments) {
+    const u64 p = item_index();
+    if (p >= n) return;
+    const u32* starts = seg_starts + level_offset;
+    u32 lo = 0u, hi = segments;  // invariant: starts[lo] <= p < starts[hi] (starts[segments] = n)
+    while (hi - lo > 1u) {
+        const u32 mid = (lo + hi) >> 1;
+        if (starts[mid] <= (u32)p) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    seg_pos[p] = lo;
+    node_of[perm[p]] = lo;
+}
+
+template <typename F>
+__device__ __forceinline__ void bounds_impl(const F* __restrict__ points, const u32* __restrict__ perm,
+                                            const u32* __restrict__ seg_pos, const u32* __restrict__ seg_active,
+                                            typename Coord<F>::Ord* __restrict__ lo_out,
+                                            typename Coord<F>::Ord* __restrict__ hi_out, u32 n, u32 dim,
+                                            u32 level_offset) {
+    typedef Coord<F> C;
+    typedef typename C::Ord O;
+    __shared__ O red_lo[BT_ITEM_THREADS];
+    __shared__ O red_hi[BT_ITEM_THREADS];
+    const u32 tid = threadIdx.x;
+    const u64 base = (u64)blockIdx.x * (BT_ITEM_THREADS * BT_BOUNDS_ITEMS);
+    if (base >= n) return;
+    const u64 end = min(base + (u64)(BT_ITEM_THREADS * BT_BOUNDS_ITEMS), (u64)n);
+    const u32* active = seg_active + level_offset;
+    const u32 first = seg_pos[base];
+    const u32 last = seg_pos[end - 1];
+    u32 pt[BT_BOUNDS_ITEMS];
+    u32 sg[BT_BOUNDS_ITEMS];
+#pragma unroll
+    for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
+        const u64 p = base + (u64)tid * BT_BOUNDS_ITEMS + r;
+        pt[r] = (p < end) ? perm[p] : BT_PAD;
+        sg[r] = (p < end) ? seg_pos[p] : BT_PAD;
+    }
+    if (first == last) {
+        // The whole block lies in one segment: a block reduction, one atomic per bound.
+        if (active[first] == 0u) return;
+        for (u32 d = 0; d < dim; ++d) {
+            O lo = ~(O)0, hi = (O)0;
+#pragma unroll
+            for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
+                if (pt[r] != BT_PAD) {
+                    const O v = C::ord(points[(u64)pt[r] * dim + d]);
+                    lo = min(lo, v);
+                    hi = max(hi, v);
+                }
+            }
+            red_lo[tid] = lo;
+            red_hi[tid] = hi;
+            __syncthreads();
+            for (u32 w = BT_ITEM_THREADS / 2; w > 0; w >>= 1) {
+                if (tid < w) {
+                    red_lo[tid] = min(red_lo[tid], red_lo[tid + w]);
+                    red_hi[tid] = max(red_hi[tid], red_hi[tid + w]);
+                }
+                __syncthreads();
+            }
+            if (tid == 0) {
+                atomicMin(&lo_out[(u64)first * dim + d], red_lo[0]);
+                atomicMax(&hi_out[(u64)first * dim + d], red_hi[0]);
+            }
+            __syncthreads();
+        }
+        return;
+    }
+    // Segment boundaries inside the block: runs per thread, one atomic per run and bound.
+    for (u32 d = 0; d < dim; ++d) {
+        u32 cur = BT_PAD;
+        O lo = ~(O)0, hi = (O)0;
+#pragma unroll
+        for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
+            if (pt[r] == BT_PAD) continue;
+            if (sg[r] != cur) {
+                if (cur != BT_PAD && active[cur] != 0u) {
+                    atomicMin(&lo_out[(u64)cur * dim + d], lo);
+                    atomicMax(&hi_out[(u64)cur * dim + d], hi);
+                }
+                cur = sg[r];
+                lo = ~(O)0;
+                hi = (O)0;
+            }
+            if (active[cur] != 0u) {
+                const O v = C::ord(points[(u64)pt[r] * dim + d]);
+                lo = min(lo, v);
+                hi = max(hi, v);
+            }
+        }
+        if (cur != BT_PAD && active[cur] != 0u) {
+            atomicMin(&lo_out[(u64)cur * dim + d], lo);
+            atomicMax(&hi_out[(u64)cur * dim + d], hi);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
+    bt_bounds_f32(const float* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ seg_pos,
+                  const u32* __restrict__ seg_active, u32* __restrict__ lo, u32* __restrict__ hi, u32 n, u32 dim,
+                  u32 level_offset) {
+    bounds_impl<float>(points, perm, seg_pos, seg_active, lo, hi, n, dim, level_offset);
+}
+
+extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
+    bt_bounds_f64(const double* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ seg_pos,
+                  const u32* __restrict__ seg_active, u64* __restrict__ lo, u64* __restrict__ hi, u32 n, u32 dim,
+                  u32 level_offset) {
+    bounds_impl<double>(points, perm, seg_pos, seg_active, lo, hi, n, dim, level_offset);
+}
+
+template <typename F>
+__device__ __forceinline__ void choose_impl(const typename Coord<F>::Ord* __restrict__ lo,
+                                            const typename Coord<F>::Ord* __restrict__ hi,
+                                            const u32* __restrict__ seg_active, u32* __restrict__ seg_dim,
+                                            u32 segments, u32 dim, u32 level_offset) {
+    typedef Coord<F> C;
+    const u64 s = item_index();
+    if (s >= segments) return;
+    if (seg_active[level_offset + s] == 0u) {
+        seg_dim[s] = BT_FROZEN;
+        return;
+    }
+    Spread<F> best = spread_zero<F>();
+    u32 best_dim = 0u;
+    for (u32 d = 0; d < dim; ++d) {
+        const Spread<F> x = spread_of<F>(C::dec(lo[s * dim + d]), C::dec(hi[s * dim + d]));
+        if (spread_greater<F>(x, best)) {
+            best = x;
+            best_dim = d;
+        }
+    }
+    seg_dim[s] = best_dim;
+}
+
+extern "C" __global__ void bt_choose_f32(const u32* __restrict__ lo, const u32* __restrict__ hi,
+                                         const u32* __restrict__ seg_active, u32* __restrict__ seg_dim, u32 segments,
+                                         u32 dim, u32 level_offset) {
+    choose_impl<float>(lo, hi, seg_active, seg_dim, segments, dim, level_offset);
+}
+
+extern "C" __global__ void bt_choose_f64(const u64* __restrict__ lo, const u64* __restrict__ hi,
+                                         const u32* __restrict__ seg_active, u32* __restrict__ seg_dim, u32 segments,
+                                         u32 dim, u32 level_offset) {
+    choose_impl<double>(lo, hi, seg_active, seg_dim, segments, dim, level_offset);
+}
+
+extern "C" __global__ void bt_keys_f32(const float* __restrict__ points, const u32* __restrict__ node_of,
+                                       const u32* __restrict__ seg_dim, u64* __restrict__ keys,
+                                       u32* __restrict__ vals, u32 n, u32 dim) {
+    const u64 i = item_index();
+    if (i >= n) return;
+    const u32 s = node_of[i];
+    const u32 d = seg_dim[s];
+    const u32 code = (d == BT_FROZEN) ? 0u : Coord<float>::ord(points[i * dim + d]);
+    keys[i] = ((u64)s << 32) | (u64)code;
+    vals[i] = (u32)i;
+}
+
+extern "C" __global__ void bt_keys_f64(const double* __restrict__ points, const u32* __restrict__ node_of,
+                                       const u32* __restrict__ seg_dim, u64* __restrict__ keys,
+                                       u32* __restrict__ vals, u32 n, u32 dim) {
+    const u64 i = item_index();
+    if (i >= n) return;
+    const u32 d = seg_dim[node_of[i]];
+    keys[i] = (d == BT_FROZEN) ? 0ull : Coord<double>::ord(points[i * dim + d]);
+    vals[i] = (u32)i;
+}
+
+extern "C" __global__ void bt_node_keys(const u32* __restrict__ node_of, const u32* __restrict__ vals,
+                                        u64* __restrict__ keys, u32 n) {
+    const u64 p = item_index();
+    if (p >= n) return;
+    keys[p] = (u64)node_of[vals[p]];
+}
+
+// ---- local phase --------------------------------------------------------------------
+
+// Points of segment `seg` (of 2^g slots) of a block whose subtrees have 2^h slots: the
+// size of the node it is, by the recursion floor(m/2) | m - floor(m/2) from its subtree.
+__device__ __forceinline__ u32 segment_points(const u32* __restrict__ nodes, u32 first, u32 seg, u32 g, u32 h) {
+    const u32 rel = h - g;
+    const u32 j = seg & ((1u << rel) - 1u);
+    u32 m = nodes[3u * (first + (seg >> rel)) + 1u];
+    for (u32 bit = rel; bit > 0u; --bit) {
+        m = ((j >> (bit - 1u)) & 1u) ? m - (m >> 1) : (m >> 1);
+    }
+    return m;
+}
+
+template <typename F>
+__device__ __forceinline__ void local_impl(const F* __restrict__ points, const u32* __restrict__ perm,
+                                           const u32* __restrict__ nodes, const u32* __restrict__ blocks,
+                                           u32* __restrict__ out_idx, u32* __restrict__ out_mask, u32 dim,
+                                           u32 num_blocks) {
+    typedef Coord<F> C;
+    typedef typename C::Ord O;
+    const u32 CAP = BT_LOCAL_CAPACITY;
+    const u32 T = BT_LOCAL_THREADS;
+    const u32 R = BT_LOCAL_ITEMS;
+    __shared__ O key[CAP];
+    __shared__ u32 idx[CAP];
+    __shared__ O red_lo[T];
+    __shared__ O red_hi[T];
+    __shared__ u32 seg_dim[CAP / 4];
+
+    if (blockIdx.x >= num_blocks) return;
+    const u32 tid = threadIdx.x;
+    const u32 first = blocks[3u * blockIdx.x];
+    const u32 count = blocks[3u * blockIdx.x + 1u];
+    const u32 h = blocks[3u * blockIdx.x + 2u];
+    const u32 used = count << h;
+    const u32 node_mask = (1u << h) - 1u;
+
+    for (u32 t = tid; t < used; t += T) {
+        const u32 node = first + (t >> h);
+        const u32 r = t & node_mask;
+        idx[t] = (r < nodes[3u * node + 1u]) ? perm[nodes[3u * node] + r] : BT_PAD;
+    }
+    __syncthreads();
+
+    for (u32 g = h; g >= 2u; --g) {
+        const u32 S = 1u << g;
+        // 1. The split dimension of every segment: thread t reduces slots [tR, tR + R),
+        //    a tree over the S / R threads of each segment, the leader compares spreads.
+        if (dim > 1u) {
+            const u32 G = S / R;
+            const u32 c0 = tid * R;
+            const bool live = c0 < used;
+            const bool leader = live && (tid & (G - 1u)) == 0u;
+            Spread<F> best = spread_zero<F>();
+            u32 best_dim = 0u;
+            for (u32 d = 0; d < dim; ++d) {
+                O lo = ~(O)0, hi = (O)0;
+                if (live) {
+#pragma unroll
+                    for (u32 r = 0; r < R; ++r) {
+                        const u32 i = idx[c0 + r];
+                        if (i != BT_PAD) {
+                            const O v = C::ord(points[(u64)i * dim + d]);
+                            lo = min(lo, v);
+                            hi = max(hi, v);
+                        }
+                    }
+                }
+                red_lo[tid] = lo;
+                red_hi[tid] = hi;
+                __syncthreads();
+                for (u32 w = 1u; w < G; w <<= 1) {
+                    if ((tid & (2u * w - 1u)) == 0u) {
+                        red_lo[tid] = min(red_lo[tid], red_lo[tid + w]);
+                        red_hi[tid] = max(red_hi[tid], red_hi[tid + w]);
+                    }
+                    __syncthreads();
+                }
+                if (leader) {
+                    const Spread<F> x = spread_of<F>(C::dec(red_lo[tid]), C::dec(red_hi[tid]));
+                    if (spread_greater<F>(x, best)) {
+                        best = x;
+                        best_dim = d;
+                    }
+                }
+                __syncthreads();
+            }
+            if (leader) seg_dim[c0 >> g] = best_dim;
+            __syncthreads();
+        }
+        // 2. Keys: the code of the split coordinate; padding sorts last.
+        for (u32 t = tid; t < used; t += T) {
+            const u32 i = idx[t];
+            const u32 d = (dim > 1u) ? seg_dim[t >> g] : 0u;
+            key[t] = (i == BT_PAD) ? ~(O)0 : C::ord(points[(u64)i * dim + d]);
+        }
+        __syncthreads();
+        // 3. Bitonic sort of every aligned segment of S slots by (key, index), ascending.
+        for (u32 k = 2u; k <= S; k <<= 1) {
+            for (u32 j = k >> 1; j > 0u; j >>= 1) {
+                for (u32 q = tid; q < used / 2u; q += T) {
+                    const u32 a = ((q & ~(j - 1u)) << 1) | (q & (j - 1u));
+                    const u32 b = a | j;
+                    const bool ascending = ((a & (S - 1u)) & k) == 0u;
+                    const O ka = key[a], kb = key[b];
+                    const u32 ia = idx[a], ib = idx[b];
+                    const bool greater = (ka > kb) || (ka == kb && ia > ib);
+                    if (greater == ascending) {
+                        key[a] = kb;
+                        key[b] = ka;
+                        idx[a] = ib;
+                        idx[b] = ia;
+                    }
+                }
+                __syncthreads();
+            }
+        }
+        // 4. The left child keeps the first floor(m/2) points in the first half; the right
+        //    child's points move to the front of the second half; the rest is padding.
+        u32 moved[R];
+#pragma unroll
+        for (u32 r = 0; r < R; ++r) {
+            const u32 t = tid + r * T;
+            moved[r] = BT_PAD;
+            if (t < used) {
+                const u32 seg = t >> g;
+                const u32 m = segment_points(nodes, first, seg, g, h);
+                const u32 left = m >> 1;
+                const u32 half = S >> 1;
+                const u32 ri = t & (S - 1u);
+                u32 src = BT_PAD;
+                if (ri < half) {
+                    if (ri < left) src = ri;
+                } else if (ri - half < m - left) {
+                    src = left + (ri - half);
+                }
+                if (src != BT_PAD) moved[r] = idx[(seg << g) + src];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (u32 r = 0; r < R; ++r) {
+            const u32 t = tid + r * T;
+            if (t < used) idx[t] = moved[r];
+        }
+        __syncthreads();
+    }
+
+    // Leaves: two points by ascending index, or one point twice with the second masked.
+    for (u32 l = tid; l < used / 2u; l += T) {
+        const u32 t = 2u * l;
+        const u32 a = idx[t];
+        const u32 b = idx[t + 1u];
+        const u32 slot = nodes[3u * (first + (t >> h)) + 2u] + (t & node_mask);
+        if (b == BT_PAD) {
+            out_idx[slot] = a;
+            out_idx[slot + 1u] = a;
+            out_mask[slot] = 1u;
+            out_mask[slot + 1u] = 0u;
+        } else {
+            out_idx[slot] = min(a, b);
+            out_idx[slot + 1u] = max(a, b);
+            out_mask[slot] = 1u;
+            out_mask[slot + 1u] = 1u;
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BT_LOCAL_THREADS)
+    bt_local_f32(const float* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ nodes,
+                 const u32* __restrict__ blocks, u32* __restrict__ out_idx, u32* __restrict__ out_mask, u32 dim,
+                 u32 num_blocks) {
+    local_impl<float>(points, perm, nodes, blocks, out_idx, out_mask, dim, num_blocks);
+}
+
+extern "C" __global__ void __launch_bounds__(BT_LOCAL_THREADS)
+    bt_local_f64(const double* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ nodes,
+                 const u32* __restrict__ blocks, u32* __restrict__ out_idx, u32* __restrict__ out_mask, u32 dim,
+                 u32 num_blocks) {
+    local_impl<double>(points, perm, nodes, blocks, out_idx, out_mask, dim, num_blocks);
+}

@@ -1,0 +1,540 @@
+// shaders/balltree/build.wgsl — the GPU ball tree build (crates/orrery-balltree/src/gpu),
+// the WGSL twin of kernels/balltree/build.cu: same entry points, same arguments, same
+// arithmetic (f32 only: WGSL has no f64; the host reports f64 input as unsupported).
+//
+// What it computes (see build.cu for the full description)
+//   Per global level:
+//     bt_reset_bounds  lo[i] = 0xffffffff, hi[i] = 0                       i < count
+//     bt_assign        seg_pos[p] = segment of position p; node_of[perm[p]] = seg_pos[p]
+//     bt_bounds_f32    per active segment and dimension: min / max ordered code (atomics)
+//     bt_choose_f32    seg_dim[s] = split dimension (exact spread compare) or FROZEN
+//     bt_keys_f32      keys[i] = (code(points[i][seg_dim[node_of[i]]]), node_of[i]) as
+//                      vec2<u32> (low word = code, 0 in frozen segments), vals[i] = i
+//   Local phase:
+//     bt_local_f32     one workgroup finishes up to LOCAL_CAPACITY / 2^h subtrees of 2^h
+//                      slots: per local level split dimensions, keys, a bitonic sort of
+//                      every aligned segment by (code, index), the split move; then the
+//                      leaves.
+//
+// Launch shapes
+//   Per-item kernels: one invocation per item, any WORKGROUP_SIZE; the linear workgroup id
+//   of a 2D dispatch (linear_block) times WORKGROUP_SIZE plus the local index.
+//   bt_bounds_f32: WORKGROUP_SIZE = ITEM_THREADS (256), BOUNDS_ITEMS (4) consecutive
+//   positions per invocation. bt_local_f32: WORKGROUP_SIZE = LOCAL_THREADS (256), one
+//   workgroup per block (workgroups past num_blocks return).
+//
+// Buffers (binding: direction, length, layout)
+//   bt_reset_bounds: 0 lo (rw, count), 1 hi (rw, count), 2 params {count}
+//   bt_assign:       0 seg_starts (r, all levels), 1 perm (r, n), 2 seg_pos (rw, n),
+//                    3 node_of (rw, n), 4 params {n, level_offset, segments}
+//   bt_bounds_f32:   0 points (r, n * dim f32 row-major), 1 perm (r, n), 2 seg_pos (r, n),
+//                    3 seg_active (r, all levels), 4 lo (rw atomic, segments * dim),
+//                    5 hi (rw atomic, segments * dim), 6 params {n, dim, level_offset}
+//   bt_choose_f32:   0 lo (r), 1 hi (r), 2 seg_active (r), 3 seg_dim (rw, segments),
+//                    4 params {segments, dim, level_offset}
+//   bt_keys_f32:     0 points (r), 1 node_of (r, n), 2 seg_dim (r), 3 keys (rw, n
+//                    vec2<u32> = u64 little-endian), 4 vals (rw, n), 5 params {n, dim}
+//   bt_local_f32:    0 points (r), 1 perm (r, n), 2 nodes (r, 3 per subtree: first
+//                    position, points, first slot), 3 blocks (r, 3 per block: first
+//                    subtree, subtrees, h), 4 out_idx (rw, slots), 5 out_mask (rw, slots),
+//                    6 params {dim, num_blocks}
+//
+// Invariants: as build.cu (finite coordinates; segments contiguous in position order;
+// a subtree of 2^h slots holds more than 2^(h-2) points). Subnormal coordinates: a Vulkan
+// adapter may flush them in the spread arithmetic (see gpu/spread.rs).
+//
+// Measured cost: see crates/orrery-balltree/src/gpu/mod.rs (lavapipe and H200 tables).
+
+//#include core/common
+
+const FROZEN: u32 = 0xffffffffu;
+const PAD: u32 = 0xffffffffu;
+const ITEM_THREADS: u32 = 256u;
+const BOUNDS_ITEMS: u32 = 4u;
+const LOCAL_CAPACITY: u32 = 1024u;
+const LOCAL_THREADS: u32 = 256u;
+const LOCAL_ITEMS: u32 = 4u;
+
+// ---- per-element rules (host reference: gpu/spread.rs) ----------------------------------
+
+fn ord_f32(x: f32) -> u32 {
+    var b = bitcast<u32>(x);
+    if b == 0x80000000u {
+        b = 0u;
+    }
+    return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+}
+
+fn dec_f32(o: u32) -> f32 {
+    return bitcast<f32>(select(~o, o & 0x7fffffffu, (o & 0x80000000u) != 0u));
+}
+
+fn is_finite_f32(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+struct Spread {
+    overflow: u32,
+    s: f32,
+    e: f32,
+}
+
+fn spread_of(lo: f32, hi: f32) -> Spread {
+    var a = hi;
+    var b = -lo;
+    var s = a + b;
+    var overflow = 0u;
+    if !is_finite_f32(s) {
+        a = hi * 0.5;
+        b = -(lo * 0.5);
+        s = a + b;
+        overflow = 1u;
+    }
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    return Spread(overflow, s, e);
+}
+
+fn spread_greater(x: Spread, y: Spread) -> bool {
+    if x.overflow != y.overflow {
+        return x.overflow > y.overflow;
+    }
+    if x.s != y.s {
+        return x.s > y.s;
+    }
+    return x.e > y.e;
+}
+
+fn item_index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return linear_block(wid, nwg) * WORKGROUP_SIZE + lid;
+}
+
+// ---- bt_reset_bounds ----------------------------------------------------------------
+
+struct ResetParams {
+    count: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> rb_lo: array<u32>;
+@group(0) @binding(1) var<storage, read_write> rb_hi: array<u32>;
+@group(0) @binding(2) var<uniform> rb_p: ResetParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_reset_bounds(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item_index(wid, nwg, lid);
+    if i < rb_p.count {
+        rb_lo[i] = 0xffffffffu;
+        rb_hi[i] = 0u;
+    }
+}
+
+// ---- bt_assign ----------------------------------------------------------------------
+
+struct AssignParams {
+    n: u32,
+    level_offset: u32,
+    segments: u32,
+}
+
+@group(0) @binding(0) var<storage, read> as_starts: array<u32>;
+@group(0) @binding(1) var<storage, read> as_perm: array<u32>;
+@group(0) @binding(2) var<storage, read_write> as_seg_pos: array<u32>;
+@group(0) @binding(3) var<storage, read_write> as_node_of: array<u32>;
+@group(0) @binding(4) var<uniform> as_p: AssignParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_assign(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = item_index(wid, nwg, lid);
+    if p >= as_p.n {
+        return;
+    }
+    // starts[lo] <= p < starts[hi] (starts[segments] is n).
+    var lo = 0u;
+    var hi = as_p.segments;
+    while hi - lo > 1u {
+        let mid = (lo + hi) >> 1u;
+        if as_starts[as_p.level_offset + mid] <= p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    as_seg_pos[p] = lo;
+    as_node_of[as_perm[p]] = lo;
+}
+
+// ---- bt_bounds_f32 ------------------------------------------------------------------
+
+struct BoundsParams {
+    n: u32,
+    dim: u32,
+    level_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read> bd_points: array<f32>;
+@group(0) @binding(1) var<storage, read> bd_perm: array<u32>;
+@group(0) @binding(2) var<storage, read> bd_seg_pos: array<u32>;
+@group(0) @binding(3) var<storage, read> bd_active: array<u32>;
+@group(0) @binding(4) var<storage, read_write> bd_lo: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> bd_hi: array<atomic<u32>>;
+@group(0) @binding(6) var<uniform> bd_p: BoundsParams;
+
+var<workgroup> bd_red_lo: array<u32, ITEM_THREADS>;
+var<workgroup> bd_red_hi: array<u32, ITEM_THREADS>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_bounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                 @builtin(num_workgroups) nwg: vec3<u32>) {
+    let base = linear_block(wid, nwg) * (ITEM_THREADS * BOUNDS_ITEMS);
+    if base >= bd_p.n {
+        return;
+    }
+    let end = min(base + ITEM_THREADS * BOUNDS_ITEMS, bd_p.n);
+    let dim = bd_p.dim;
+    let first = bd_seg_pos[base];
+    let last = bd_seg_pos[end - 1u];
+    var pt: array<u32, BOUNDS_ITEMS>;
+    var sg: array<u32, BOUNDS_ITEMS>;
+    for (var r = 0u; r < BOUNDS_ITEMS; r++) {
+        let p = base + tid * BOUNDS_ITEMS + r;
+        pt[r] = PAD;
+        sg[r] = PAD;
+        if p < end {
+            pt[r] = bd_perm[p];
+            sg[r] = bd_seg_pos[p];
+        }
+    }
+    if first == last {
+        // The whole workgroup lies in one segment: a workgroup reduction, one atomic per bound.
+        if bd_active[bd_p.level_offset + first] == 0u {
+            return;
+        }
+        for (var d = 0u; d < dim; d++) {
+            var lo = 0xffffffffu;
+            var hi = 0u;
+            for (var r = 0u; r < BOUNDS_ITEMS; r++) {
+                if pt[r] != PAD {
+                    let v = ord_f32(bd_points[pt[r] * dim + d]);
+                    lo = min(lo, v);
+                    hi = max(hi, v);
+                }
+            }
+            bd_red_lo[tid] = lo;
+            bd_red_hi[tid] = hi;
+            workgroupBarrier();
+            for (var w = ITEM_THREADS / 2u; w > 0u; w >>= 1u) {
+                if tid < w {
+                    bd_red_lo[tid] = min(bd_red_lo[tid], bd_red_lo[tid + w]);
+                    bd_red_hi[tid] = max(bd_red_hi[tid], bd_red_hi[tid + w]);
+                }
+                workgroupBarrier();
+            }
+            if tid == 0u {
+                atomicMin(&bd_lo[first * dim + d], bd_red_lo[0]);
+                atomicMax(&bd_hi[first * dim + d], bd_red_hi[0]);
+            }
+            workgroupBarrier();
+        }
+        return;
+    }
+    // Segment boundaries inside the workgroup: runs per invocation, one atomic per run.
+    for (var d = 0u; d < dim; d++) {
+        var cur = PAD;
+        var lo = 0xffffffffu;
+        var hi = 0u;
+        for (var r = 0u; r < BOUNDS_ITEMS; r++) {
+            if pt[r] == PAD {
+                continue;
+            }
+            if sg[r] != cur {
+                if cur != PAD && bd_active[bd_p.level_offset + cur] != 0u {
+                    atomicMin(&bd_lo[cur * dim + d], lo);
+                    atomicMax(&bd_hi[cur * dim + d], hi);
+                }
+                cur = sg[r];
+                lo = 0xffffffffu;
+                hi = 0u;
+            }
+            if bd_active[bd_p.level_offset + cur] != 0u {
+                let v = ord_f32(bd_points[pt[r] * dim + d]);
+                lo = min(lo, v);
+                hi = max(hi, v);
+            }
+        }
+        if cur != PAD && bd_active[bd_p.level_offset + cur] != 0u {
+            atomicMin(&bd_lo[cur * dim + d], lo);
+            atomicMax(&bd_hi[cur * dim + d], hi);
+        }
+    }
+}
+
+// ---- bt_choose_f32 ------------------------------------------------------------------
+
+struct ChooseParams {
+    segments: u32,
+    dim: u32,
+    level_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read> ch_lo: array<u32>;
+@group(0) @binding(1) var<storage, read> ch_hi: array<u32>;
+@group(0) @binding(2) var<storage, read> ch_active: array<u32>;
+@group(0) @binding(3) var<storage, read_write> ch_seg_dim: array<u32>;
+@group(0) @binding(4) var<uniform> ch_p: ChooseParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_choose_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                 @builtin(num_workgroups) nwg: vec3<u32>) {
+    let s = item_index(wid, nwg, lid);
+    if s >= ch_p.segments {
+        return;
+    }
+    if ch_active[ch_p.level_offset + s] == 0u {
+        ch_seg_dim[s] = FROZEN;
+        return;
+    }
+    var best = Spread(0u, 0.0, 0.0);
+    var best_dim = 0u;
+    for (var d = 0u; d < ch_p.dim; d++) {
+        let i = s * ch_p.dim + d;
+        let x = spread_of(dec_f32(ch_lo[i]), dec_f32(ch_hi[i]));
+        if spread_greater(x, best) {
+            best = x;
+            best_dim = d;
+        }
+    }
+    ch_seg_dim[s] = best_dim;
+}
+
+// ---- bt_keys_f32 --------------------------------------------------------------------
+
+struct KeysParams {
+    n: u32,
+    dim: u32,
+}
+
+@group(0) @binding(0) var<storage, read> ke_points: array<f32>;
+@group(0) @binding(1) var<storage, read> ke_node_of: array<u32>;
+@group(0) @binding(2) var<storage, read> ke_seg_dim: array<u32>;
+@group(0) @binding(3) var<storage, read_write> ke_keys: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read_write> ke_vals: array<u32>;
+@group(0) @binding(5) var<uniform> ke_p: KeysParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_keys_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item_index(wid, nwg, lid);
+    if i >= ke_p.n {
+        return;
+    }
+    let s = ke_node_of[i];
+    let d = ke_seg_dim[s];
+    var code = 0u;
+    if d != FROZEN {
+        code = ord_f32(ke_points[i * ke_p.dim + d]);
+    }
+    ke_keys[i] = vec2<u32>(code, s);
+    ke_vals[i] = i;
+}
+
+// ---- bt_local_f32 -------------------------------------------------------------------
+
+struct LocalParams {
+    dim: u32,
+    num_blocks: u32,
+}
+
+@group(0) @binding(0) var<storage, read> lc_points: array<f32>;
+@group(0) @binding(1) var<storage, read> lc_perm: array<u32>;
+@group(0) @binding(2) var<storage, read> lc_nodes: array<u32>;
+@group(0) @binding(3) var<storage, read> lc_blocks: array<u32>;
+@group(0) @binding(4) var<storage, read_write> lc_out_idx: array<u32>;
+@group(0) @binding(5) var<storage, read_write> lc_out_mask: array<u32>;
+@group(0) @binding(6) var<uniform> lc_p: LocalParams;
+
+var<workgroup> lc_key: array<u32, LOCAL_CAPACITY>;
+var<workgroup> lc_idx: array<u32, LOCAL_CAPACITY>;
+var<workgroup> lc_red_lo: array<u32, LOCAL_THREADS>;
+var<workgroup> lc_red_hi: array<u32, LOCAL_THREADS>;
+var<workgroup> lc_seg_dim: array<u32, 256>; // LOCAL_CAPACITY / 4
+
+// Points of segment `seg` (2^g slots) of a block whose subtrees have 2^h slots.
+fn segment_points(first: u32, seg: u32, g: u32, h: u32) -> u32 {
+    let rel = h - g;
+    let j = seg & ((1u << rel) - 1u);
+    var m = lc_nodes[3u * (first + (seg >> rel)) + 1u];
+    for (var bit = rel; bit > 0u; bit--) {
+        if ((j >> (bit - 1u)) & 1u) != 0u {
+            m = m - (m >> 1u);
+        } else {
+            m = m >> 1u;
+        }
+    }
+    return m;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let blk = linear_block(wid, nwg);
+    if blk >= lc_p.num_blocks {
+        return;
+    }
+    let dim = lc_p.dim;
+    let first = lc_blocks[3u * blk];
+    let count = lc_blocks[3u * blk + 1u];
+    let h = lc_blocks[3u * blk + 2u];
+    let used = count << h;
+    let node_mask = (1u << h) - 1u;
+
+    for (var t = tid; t < used; t += LOCAL_THREADS) {
+        let node = first + (t >> h);
+        let r = t & node_mask;
+        var v = PAD;
+        if r < lc_nodes[3u * node + 1u] {
+            v = lc_perm[lc_nodes[3u * node] + r];
+        }
+        lc_idx[t] = v;
+    }
+    workgroupBarrier();
+
+    for (var g = h; g >= 2u; g--) {
+        let S = 1u << g;
+        // 1. Split dimension of every segment (slots [4t, 4t + 4) per invocation, a tree
+        //    over the S / 4 invocations of each segment, the leader compares spreads).
+        if dim > 1u {
+            let G = S / LOCAL_ITEMS;
+            let c0 = tid * LOCAL_ITEMS;
+            let live = c0 < used;
+            let leader = live && (tid & (G - 1u)) == 0u;
+            var best = Spread(0u, 0.0, 0.0);
+            var best_dim = 0u;
+            for (var d = 0u; d < dim; d++) {
+                var lo = 0xffffffffu;
+                var hi = 0u;
+                if live {
+                    for (var r = 0u; r < LOCAL_ITEMS; r++) {
+                        let i = lc_idx[c0 + r];
+                        if i != PAD {
+                            let v = ord_f32(lc_points[i * dim + d]);
+                            lo = min(lo, v);
+                            hi = max(hi, v);
+                        }
+                    }
+                }
+                lc_red_lo[tid] = lo;
+                lc_red_hi[tid] = hi;
+                workgroupBarrier();
+                for (var w = 1u; w < G; w <<= 1u) {
+                    if (tid & (2u * w - 1u)) == 0u {
+                        lc_red_lo[tid] = min(lc_red_lo[tid], lc_red_lo[tid + w]);
+                        lc_red_hi[tid] = max(lc_red_hi[tid], lc_red_hi[tid + w]);
+                    }
+                    workgroupBarrier();
+                }
+                if leader {
+                    let x = spread_of(dec_f32(lc_red_lo[tid]), dec_f32(lc_red_hi[tid]));
+                    if spread_greater(x, best) {
+                        best = x;
+                        best_dim = d;
+                    }
+                }
+                workgroupBarrier();
+            }
+            if leader {
+                lc_seg_dim[c0 >> g] = best_dim;
+            }
+            workgroupBarrier();
+        }
+        // 2. Keys; padding sorts last.
+        for (var t = tid; t < used; t += LOCAL_THREADS) {
+            let i = lc_idx[t];
+            var d = 0u;
+            if dim > 1u {
+                d = lc_seg_dim[t >> g];
+            }
+            var k = 0xffffffffu;
+            if i != PAD {
+                k = ord_f32(lc_points[i * dim + d]);
+            }
+            lc_key[t] = k;
+        }
+        workgroupBarrier();
+        // 3. Bitonic sort of every aligned segment of S slots by (key, index), ascending.
+        for (var k = 2u; k <= S; k <<= 1u) {
+            for (var j = k >> 1u; j > 0u; j >>= 1u) {
+                for (var q = tid; q < used / 2u; q += LOCAL_THREADS) {
+                    let a = ((q & ~(j - 1u)) << 1u) | (q & (j - 1u));
+                    let b = a | j;
+                    let ascending = ((a & (S - 1u)) & k) == 0u;
+                    let ka = lc_key[a];
+                    let kb = lc_key[b];
+                    let ia = lc_idx[a];
+                    let ib = lc_idx[b];
+                    let greater = ka > kb || (ka == kb && ia > ib);
+                    if greater == ascending {
+                        lc_key[a] = kb;
+                        lc_key[b] = ka;
+                        lc_idx[a] = ib;
+                        lc_idx[b] = ia;
+                    }
+                }
+                workgroupBarrier();
+            }
+        }
+        // 4. Left child: the first floor(m/2) points stay; right child: the rest moves to
+        //    the front of the second half; everything else is padding.
+        var moved: array<u32, LOCAL_ITEMS>;
+        for (var r = 0u; r < LOCAL_ITEMS; r++) {
+            let t = tid + r * LOCAL_THREADS;
+            moved[r] = PAD;
+            if t < used {
+                let seg = t >> g;
+                let m = segment_points(first, seg, g, h);
+                let left = m >> 1u;
+                let half = S >> 1u;
+                let ri = t & (S - 1u);
+                var src = PAD;
+                if ri < half {
+                    if ri < left {
+                        src = ri;
+                    }
+                } else if ri - half < m - left {
+                    src = left + (ri - half);
+                }
+                if src != PAD {
+                    moved[r] = lc_idx[(seg << g) + src];
+                }
+            }
+        }
+        workgroupBarrier();
+        for (var r = 0u; r < LOCAL_ITEMS; r++) {
+            let t = tid + r * LOCAL_THREADS;
+            if t < used {
+                lc_idx[t] = moved[r];
+            }
+        }
+        workgroupBarrier();
+    }
+
+    // Leaves: two points by ascending index, or one point twice with the second masked.
+    for (var l = tid; l < used / 2u; l += LOCAL_THREADS) {
+        let t = 2u * l;
+        let a = lc_idx[t];
+        let b = lc_idx[t + 1u];
+        let slot = lc_nodes[3u * (first + (t >> h)) + 2u] + (t & node_mask);
+        if b == PAD {
+            lc_out_idx[slot] = a;
+            lc_out_idx[slot + 1u] = a;
+            lc_out_mask[slot] = 1u;
+            lc_out_mask[slot + 1u] = 0u;
+        } else {
+            lc_out_idx[slot] = min(a, b);
+            lc_out_idx[slot + 1u] = max(a, b);
+            lc_out_mask[slot] = 1u;
+            lc_out_mask[slot + 1u] = 1u;
+        }
+    }
+}
