@@ -53,6 +53,7 @@
 //! `[true, false]`.
 
 pub mod cpu;
+pub mod gpu;
 mod input;
 pub mod invariants;
 pub mod layout;

@@ -17,7 +17,7 @@ mod recurse;
 mod rotate;
 mod select;
 
-use orrery_core::{Real, Result};
+use orrery_core::{DType, Real, Result};
 use rayon::prelude::*;
 
 pub use rotate::rotated_partitions;
@@ -27,9 +27,10 @@ pub(crate) use recurse::cut;
 use crate::input::PointCloud;
 use crate::layout::TreeLayout;
 use crate::partition::Partition;
+use crate::split::Coord;
 use crate::tree::BallTree;
 
-/// Calls `$f::<T, D>($args)` with the const `D` equal to the runtime `$dim` (1..=16).
+/// Calls `$f::<C, D>($args)` with the const `D` equal to the runtime `$dim` (1..=16).
 macro_rules! with_dim {
     ($dim:expr, $f:ident::<$t:ty>($($arg:expr),* $(,)?)) => {
         match $dim {
@@ -63,7 +64,16 @@ pub fn build<T: Real>(cloud: &PointCloud<'_, T>) -> Result<BallTree> {
     let layout = TreeLayout::new(cloud.batches())?;
     let mut indices = vec![0u32; layout.num_slots()];
     let mut mask = vec![false; layout.num_slots()];
-    with_dim!(cloud.dim(), build_batches::<T>(cloud.points(), &layout, &mut indices, &mut mask));
+    let (points, dim) = (cloud.points(), cloud.dim());
+    match T::DTYPE {
+        DType::F32 => {
+            with_dim!(dim, build_batches::<f32>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask))
+        }
+        DType::F64 => {
+            with_dim!(dim, build_batches::<f64>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask))
+        }
+        _ => unreachable!("Real is f32 or f64"),
+    }
     BallTree::from_parts(layout, indices, mask)
 }
 
@@ -85,28 +95,36 @@ pub fn partition<T: Real>(cloud: &PointCloud<'_, T>, target_level: u32) -> Resul
 pub(crate) fn partition_rows<T: Real>(points: &[T], dim: usize, offsets: &[u32], levels: &[u32]) -> Vec<u32> {
     let n = offsets[offsets.len() - 1] as usize;
     let mut order = vec![0u32; n];
-    with_dim!(dim, partition_batches::<T>(points, offsets, levels, &mut order));
+    match T::DTYPE {
+        DType::F32 => {
+            with_dim!(dim, partition_batches::<f32>(bytemuck::cast_slice(points), offsets, levels, &mut order))
+        }
+        DType::F64 => {
+            with_dim!(dim, partition_batches::<f64>(bytemuck::cast_slice(points), offsets, levels, &mut order))
+        }
+        _ => unreachable!("Real is f32 or f64"),
+    }
     order
 }
 
-fn build_batches<T: Real, const D: usize>(points: &[T], layout: &TreeLayout, indices: &mut [u32], mask: &mut [bool]) {
-    let mut records = recurse::records::<T, D>(points, 0);
+fn build_batches<C: Coord, const D: usize>(points: &[C], layout: &TreeLayout, indices: &mut [u32], mask: &mut [bool]) {
+    let mut records = recurse::records::<C, D>(points, 0);
     let sizes = layout.sizes();
     let slots = || layout.slot_offsets().windows(2).map(|w| (w[1] - w[0]) as usize);
     let recs = cut(&mut records, sizes.iter().map(|&s| s as usize));
     let idx = cut(indices, slots());
     let msk = cut(mask, slots());
     recs.into_par_iter().zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(|(((r, i), m), &depth)| {
-        recurse::build_node(r, i, m, depth);
+        recurse::build_node::<C, D>(r, i, m, depth);
     });
 }
 
-fn partition_batches<T: Real, const D: usize>(points: &[T], offsets: &[u32], levels: &[u32], order: &mut [u32]) {
-    let mut records = recurse::records::<T, D>(points, 0);
+fn partition_batches<C: Coord, const D: usize>(points: &[C], offsets: &[u32], levels: &[u32], order: &mut [u32]) {
+    let mut records = recurse::records::<C, D>(points, 0);
     let sizes = || offsets.windows(2).map(|w| (w[1] - w[0]) as usize);
     let recs = cut(&mut records, sizes());
     let outs = cut(order, sizes());
     recs.into_par_iter().zip(outs).zip(levels.par_iter()).for_each(|((r, o), &level)| {
-        recurse::partition_node(r, o, level);
+        recurse::partition_node::<C, D>(r, o, level);
     });
 }

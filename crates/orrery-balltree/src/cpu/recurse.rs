@@ -14,37 +14,38 @@
 //! Records of one batch only move inside that batch's slice, and each node writes only
 //! its own output slice, so the tasks share nothing.
 
-use orrery_core::Real;
 use rayon::prelude::*;
 
 use super::select;
-use crate::split::Record;
+use crate::split::{Coord, Record};
 
 /// Nodes with at least this many records build their children as two rayon tasks. A
 /// subtree of 4096 records takes about 0.1 ms, a hundred times the cost of a join.
 const PAR_TASK_MIN: usize = 1 << 12;
 
 /// Records for points `0..n` of a row-major array, with indices `first + i`.
-pub(crate) fn records<T: Real, const D: usize>(points: &[T], first: u32) -> Vec<Record<T, D>> {
+pub(crate) fn records<C: Coord, const D: usize>(points: &[C], first: u32) -> Vec<Record<C::Key, D>> {
     points
         .par_chunks_exact(D)
         .enumerate()
-        .map(|(i, p)| Record { c: std::array::from_fn(|d| p[d]), i: first + i as u32 })
+        .map(|(i, p)| Record { k: std::array::from_fn(|d| p[d].key()), i: first + i as u32 })
         .collect()
 }
 
 /// Splits `records` at the median of its split dimension; returns the two halves.
-fn split<T: Real, const D: usize>(records: &mut [Record<T, D>]) -> (&mut [Record<T, D>], &mut [Record<T, D>]) {
-    let dim = select::bounds(records).split_dim();
+fn split<C: Coord, const D: usize>(
+    records: &mut [Record<C::Key, D>],
+) -> (&mut [Record<C::Key, D>], &mut [Record<C::Key, D>]) {
+    let dim = select::bounds::<C, D>(records).split_dim::<C>();
     let k = records.len() / 2;
-    select::select(records, k, dim);
+    select::select::<C, D>(records, k, dim);
     records.split_at_mut(k)
 }
 
 /// Builds the subtree of a node: `records` are its points, `indices` and `mask` its
 /// slots, `levels` the number of splits down to its leaves.
-pub(crate) fn build_node<T: Real, const D: usize>(
-    records: &mut [Record<T, D>],
+pub(crate) fn build_node<C: Coord, const D: usize>(
+    records: &mut [Record<C::Key, D>],
     indices: &mut [u32],
     mask: &mut [bool],
     levels: u32,
@@ -54,20 +55,20 @@ pub(crate) fn build_node<T: Real, const D: usize>(
         return;
     }
     let m = records.len();
-    let (left, right) = split(records);
+    let (left, right) = split::<C, D>(records);
     let half = indices.len() / 2;
     let (il, ir) = indices.split_at_mut(half);
     let (ml, mr) = mask.split_at_mut(half);
     if m >= PAR_TASK_MIN {
-        rayon::join(|| build_node(left, il, ml, levels - 1), || build_node(right, ir, mr, levels - 1));
+        rayon::join(|| build_node::<C, D>(left, il, ml, levels - 1), || build_node::<C, D>(right, ir, mr, levels - 1));
     } else {
-        build_node(left, il, ml, levels - 1);
-        build_node(right, ir, mr, levels - 1);
+        build_node::<C, D>(left, il, ml, levels - 1);
+        build_node::<C, D>(right, ir, mr, levels - 1);
     }
 }
 
 /// A leaf of one point (`[i, i]`, mask `[true, false]`) or two (ascending index).
-fn write_leaf<T: Real, const D: usize>(records: &[Record<T, D>], indices: &mut [u32], mask: &mut [bool]) {
+fn write_leaf<K, const D: usize>(records: &[Record<K, D>], indices: &mut [u32], mask: &mut [bool]) {
     match records {
         [a] => {
             indices.copy_from_slice(&[a.i, a.i]);
@@ -83,7 +84,11 @@ fn write_leaf<T: Real, const D: usize>(records: &[Record<T, D>], indices: &mut [
 
 /// Partitions a node `levels` more times (or until it holds one point) and writes its
 /// points to `out`, each final group by ascending index.
-pub(crate) fn partition_node<T: Real, const D: usize>(records: &mut [Record<T, D>], out: &mut [u32], levels: u32) {
+pub(crate) fn partition_node<C: Coord, const D: usize>(
+    records: &mut [Record<C::Key, D>],
+    out: &mut [u32],
+    levels: u32,
+) {
     let m = records.len();
     if levels == 0 || m <= 1 {
         for (o, r) in out.iter_mut().zip(records.iter()) {
@@ -96,13 +101,13 @@ pub(crate) fn partition_node<T: Real, const D: usize>(records: &mut [Record<T, D
         }
         return;
     }
-    let (left, right) = split(records);
+    let (left, right) = split::<C, D>(records);
     let (ol, or) = out.split_at_mut(left.len());
     if m >= PAR_TASK_MIN {
-        rayon::join(|| partition_node(left, ol, levels - 1), || partition_node(right, or, levels - 1));
+        rayon::join(|| partition_node::<C, D>(left, ol, levels - 1), || partition_node::<C, D>(right, or, levels - 1));
     } else {
-        partition_node(left, ol, levels - 1);
-        partition_node(right, or, levels - 1);
+        partition_node::<C, D>(left, ol, levels - 1);
+        partition_node::<C, D>(right, or, levels - 1);
     }
 }
 
