@@ -138,7 +138,12 @@ fn run_peer(script: &PathBuf, suite: Suite, quick: bool) -> Result<Vec<Record>> 
             executor: v["executor"].as_str().unwrap_or("peer").into(),
             elements: get("elements") as u64,
             bytes: get("bytes") as u64,
-            stats: stats::Stats { median_ms: get("median_ms"), p10_ms: get("p10_ms"), p90_ms: get("p90_ms"), repeats: get("repeats") as usize },
+            stats: stats::Stats {
+                median_ms: get("median_ms"),
+                p10_ms: get("p10_ms"),
+                p90_ms: get("p90_ms"),
+                repeats: get("repeats") as usize,
+            },
         });
     }
     Ok(records)

@@ -59,7 +59,11 @@ impl Environment {
         let host = std::fs::read_to_string("/etc/hostname").map_or_else(|_| "unknown".into(), |s| s.trim().to_owned());
         let model = std::fs::read_to_string("/proc/cpuinfo")
             .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+            })
             .unwrap_or_else(|| "unknown CPU".into());
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let commit = std::env::var("ORRERY_COMMIT").ok().or_else(|| {
@@ -71,7 +75,13 @@ impl Environment {
                 .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         });
         let unix_time = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        Self { host, cpu: format!("{model} ({cores} logical cores)"), gpus: Vec::new(), commit: commit.unwrap_or_else(|| "unknown".into()), unix_time }
+        Self {
+            host,
+            cpu: format!("{model} ({cores} logical cores)"),
+            gpus: Vec::new(),
+            commit: commit.unwrap_or_else(|| "unknown".into()),
+            unix_time,
+        }
     }
 }
 
@@ -88,8 +98,19 @@ impl Report {
     /// A fixed-width table, one row per record.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "# {} @ {} on {} {:?}", self.records.first().map_or("", |r| r.suite.as_str()), self.environment.commit, self.environment.cpu, self.environment.gpus);
-        let _ = writeln!(s, "{:<40} {:<34} {:>10} {:>10} {:>10} {:>12} {:>9}", "workload", "executor", "median ms", "p10 ms", "p90 ms", "Melem/s", "GB/s");
+        let _ = writeln!(
+            s,
+            "# {} @ {} on {} {:?}",
+            self.records.first().map_or("", |r| r.suite.as_str()),
+            self.environment.commit,
+            self.environment.cpu,
+            self.environment.gpus
+        );
+        let _ = writeln!(
+            s,
+            "{:<40} {:<34} {:>10} {:>10} {:>10} {:>12} {:>9}",
+            "workload", "executor", "median ms", "p10 ms", "p90 ms", "Melem/s", "GB/s"
+        );
         for r in &self.records {
             let gbs = if r.bytes > 0 { format!("{:.1}", r.bandwidth_gbs()) } else { "-".into() };
             let _ = writeln!(

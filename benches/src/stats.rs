@@ -37,7 +37,12 @@ impl Stats {
 ///
 /// # Errors
 /// Whatever `f` or the executor's clock returns.
-pub fn measure<E: Executor>(exec: &E, warmup: usize, repeats: usize, mut f: impl FnMut() -> Result<()>) -> Result<Stats> {
+pub fn measure<E: Executor>(
+    exec: &E,
+    warmup: usize,
+    repeats: usize,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<Stats> {
     measure_with_setup(exec, warmup, repeats, &mut (), |()| Ok(()), |()| f())
 }
 

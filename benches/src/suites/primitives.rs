@@ -14,7 +14,14 @@ use crate::stats::{Stats, measure, measure_with_setup};
 use crate::suites::Config;
 
 fn record<E: Executor>(exec: &E, workload: String, elements: usize, bytes: usize, stats: Stats) -> Record {
-    Record { suite: "primitives".into(), workload, executor: exec.name(), elements: elements as u64, bytes: bytes as u64, stats }
+    Record {
+        suite: "primitives".into(),
+        workload,
+        executor: exec.name(),
+        elements: elements as u64,
+        bytes: bytes as u64,
+        stats,
+    }
 }
 
 /// Keeps the record, or reports and skips a workload the executor cannot run.

@@ -40,9 +40,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let first = order[0] as usize;
     println!("{} on {} points in the box {:?} .. {:?}", exec.name(), n, bbox.min().as_slice(), bbox.max().as_slice());
     println!("  validate + bounding box  {:>9.2} ms", validate.as_secs_f64() * 1e3);
-    println!("  64-bit Hilbert keys      {:>9.2} ms  ({:.0} M keys/s)", keygen.as_secs_f64() * 1e3, n as f64 / keygen.as_secs_f64() / 1e6);
-    println!("  sort (key, index) pairs  {:>9.2} ms  ({:.0} M pairs/s)", sort.as_secs_f64() * 1e3, n as f64 / sort.as_secs_f64() / 1e6);
-    println!("  first point on the curve: #{first} at ({:.3}, {:.3}, {:.3}), key {:#018x}", x[first], y[first], z[first], keys[0]);
-    println!("  last key {:#018x}; distinct keys: {}", keys[n - 1], 1 + keys.windows(2).filter(|w| w[0] != w[1]).count());
+    println!(
+        "  64-bit Hilbert keys      {:>9.2} ms  ({:.0} M keys/s)",
+        keygen.as_secs_f64() * 1e3,
+        n as f64 / keygen.as_secs_f64() / 1e6
+    );
+    println!(
+        "  sort (key, index) pairs  {:>9.2} ms  ({:.0} M pairs/s)",
+        sort.as_secs_f64() * 1e3,
+        n as f64 / sort.as_secs_f64() / 1e6
+    );
+    println!(
+        "  first point on the curve: #{first} at ({:.3}, {:.3}, {:.3}), key {:#018x}",
+        x[first], y[first], z[first], keys[0]
+    );
+    println!(
+        "  last key {:#018x}; distinct keys: {}",
+        keys[n - 1],
+        1 + keys.windows(2).filter(|w| w[0] != w[1]).count()
+    );
     Ok(())
 }

@@ -227,7 +227,12 @@ impl Executor for CpuExecutor {
         Ok(())
     }
 
-    fn gather<T: Element>(&self, input: &CpuBuffer<T>, indices: &CpuBuffer<u32>, output: &mut CpuBuffer<T>) -> Result<()> {
+    fn gather<T: Element>(
+        &self,
+        input: &CpuBuffer<T>,
+        indices: &CpuBuffer<u32>,
+        output: &mut CpuBuffer<T>,
+    ) -> Result<()> {
         check_len("gather output", indices.len(), output.len())?;
         crate::executor::check_indices("gather indices", &indices.data, input.len())?;
         self.install(|| {
@@ -236,7 +241,12 @@ impl Executor for CpuExecutor {
         Ok(())
     }
 
-    fn scatter<T: Element>(&self, input: &CpuBuffer<T>, indices: &CpuBuffer<u32>, output: &mut CpuBuffer<T>) -> Result<()> {
+    fn scatter<T: Element>(
+        &self,
+        input: &CpuBuffer<T>,
+        indices: &CpuBuffer<u32>,
+        output: &mut CpuBuffer<T>,
+    ) -> Result<()> {
         check_len("scatter indices", input.len(), indices.len())?;
         crate::executor::check_indices("scatter indices", &indices.data, output.len())?;
         self.install(|| scatter(&input.data, &indices.data, &mut output.data));
@@ -267,8 +277,7 @@ impl Executor for CpuExecutor {
 
 /// Chunk-parallel exclusive scan into CSR-offsets form (`out.len() == input.len() + 1`).
 fn exclusive_scan(input: &[u32], out: &mut [u32]) {
-    let sums: Vec<u32> =
-        input.par_chunks(CHUNK).map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v))).collect();
+    let sums: Vec<u32> = input.par_chunks(CHUNK).map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v))).collect();
     let mut carry = 0u32;
     let starts: Vec<u32> = sums
         .iter()

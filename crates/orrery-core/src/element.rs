@@ -56,9 +56,7 @@ mod sealed {
 /// Sealed: kernels exist for exactly these six types. Data movement (gather, scatter,
 /// compaction, fill) only looks at the element size; arithmetic (reductions) looks at
 /// [`Element::DTYPE`].
-pub trait Element:
-    sealed::Sealed + bytemuck::Pod + Debug + PartialOrd + Send + Sync + 'static
-{
+pub trait Element: sealed::Sealed + bytemuck::Pod + Debug + PartialOrd + Send + Sync + 'static {
     /// The runtime tag of this type.
     const DTYPE: DType;
     /// Zero.

@@ -211,12 +211,7 @@ pub trait Executor: Send + Sync {
     /// # Errors
     /// [`Error::LengthMismatch`] when `values.len() != keys.len()`,
     /// [`Error::InvalidBitRange`] for `bits` not within `0..=64` or reversed.
-    fn sort_pairs(
-        &self,
-        keys: &mut Self::Buffer<u64>,
-        values: &mut Self::Buffer<u32>,
-        bits: Range<u32>,
-    ) -> Result<()>;
+    fn sort_pairs(&self, keys: &mut Self::Buffer<u64>, values: &mut Self::Buffer<u32>, bits: Range<u32>) -> Result<()>;
 
     /// Exclusive prefix sum in CSR-offsets form: `output[0] = 0`,
     /// `output[i + 1] = output[i] + input[i]` (wrapping), so `output` has
@@ -297,11 +292,7 @@ pub trait Executor: Send + Sync {
 /// # Errors
 /// [`Error::LengthMismatch`].
 pub fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch { what, expected, actual })
-    }
+    if expected == actual { Ok(()) } else { Err(Error::LengthMismatch { what, expected, actual }) }
 }
 
 /// Checks that `offset + len` fits in a buffer of `buffer_len` elements.

@@ -32,12 +32,7 @@ impl<T: Real> Aabb<T> {
                 None
             };
             if let Some(reason) = reason {
-                return Err(Error::InvalidBox {
-                    axis: Axis::from_index(a),
-                    min: lo.into(),
-                    max: hi.into(),
-                    reason,
-                });
+                return Err(Error::InvalidBox { axis: Axis::from_index(a), min: lo.into(), max: hi.into(), reason });
             }
         }
         Ok(Self { min, max })

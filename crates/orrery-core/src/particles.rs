@@ -125,12 +125,7 @@ impl<'a, T: Real> PositionsView<'a, T> {
             Some(index) => {
                 let p = self.point(index);
                 let (box_min, box_max) = bbox.to_f64();
-                Err(Error::OutsideBox {
-                    index,
-                    position: [p.x.into(), p.y.into(), p.z.into()],
-                    box_min,
-                    box_max,
-                })
+                Err(Error::OutsideBox { index, position: [p.x.into(), p.y.into(), p.z.into()], box_min, box_max })
             }
         }
     }

@@ -29,8 +29,14 @@ fn non_finite_masses_are_rejected() {
 fn length_mismatches_name_the_short_array() {
     let a = [0.0f32; 3];
     let b = [0.0f32; 2];
-    assert_eq!(PositionsView::new(&a, &b, &a).unwrap_err(), Error::LengthMismatch { what: "y", expected: 3, actual: 2 });
-    assert_eq!(PositionsView::new(&a, &a, &b).unwrap_err(), Error::LengthMismatch { what: "z", expected: 3, actual: 2 });
+    assert_eq!(
+        PositionsView::new(&a, &b, &a).unwrap_err(),
+        Error::LengthMismatch { what: "y", expected: 3, actual: 2 }
+    );
+    assert_eq!(
+        PositionsView::new(&a, &a, &b).unwrap_err(),
+        Error::LengthMismatch { what: "z", expected: 3, actual: 2 }
+    );
     assert_eq!(
         ParticlesView::new(&a, &a, &a, &b).unwrap_err(),
         Error::LengthMismatch { what: "mass", expected: 3, actual: 2 }
