@@ -3,8 +3,8 @@
 // What it computes
 //   The batched Erwin ball tree, in two phases driven by a host plan that depends only on
 //   the batch sizes (gpu/plan.rs): at each *global level* every node that still holds
-//   more than a block's worth of slots splits, by one sort of all points; then each
-//   remaining subtree is finished by one block in shared memory (the *local phase*).
+//   more than a block's worth of slots splits, by one stable sort of all points; then
+//   each remaining subtree is finished by one block in shared memory (the *local phase*).
 //   Split rule (crates/orrery-balltree/src/split.rs): the dimension of largest spread,
 //   compared exactly (gpu/spread.rs), ties to the lowest; the left child gets the
 //   floor(m/2) first points in the order (coordinate, point index). -0.0 and 0.0 are
@@ -12,10 +12,10 @@
 //
 //   Per global level k (segments = the level's nodes, see gpu/plan.rs):
 //     bt_reset_bounds  lo[i] = ~0, hi[i] = 0                        i < count (u32 words)
-//     bt_assign        seg_pos[p] = segment of position p (binary search in the level's
-//                      starts); node_of[perm[p]] = seg_pos[p]        p < n
-//     bt_bounds_F      per active segment and dimension, min / max of the ordered codes
-//                      of its points' coordinates (integer atomics: exact, deterministic)
+//     bt_bounds_F      node_of[perm[p]] = segment of position p (binary search in the
+//                      level's starts); per active segment and dimension, min / max of
+//                      the ordered codes of its points' coordinates (integer atomics:
+//                      exact and deterministic)
 //     bt_choose_F      seg_dim[s] = split dimension of active segment s, or FROZEN
 //     bt_keys_f32      keys[i] = node_of[i] << 32 | code(points[i][seg_dim]), vals[i] = i
 //                      (code 0 in frozen segments); the host then sorts (keys, vals)
@@ -24,17 +24,18 @@
 //                      0..64, then bt_node_keys keys[p] = node_of[vals[p]] and sorts on
 //                      0..node_bits (stable LSD composition: the same order).
 //   Local phase:
-//     bt_local_F       per block: up to CAPACITY / 2^h subtrees of 2^h slots; per local
-//                      level, the split dimension of every segment (shared-memory
-//                      reduction), keys, a bitonic sort of every aligned segment by
-//                      (code, index) with padding last, and the move of the right
-//                      child's points to the second half of the segment; finally the
-//                      leaves (1 or 2 points, ascending index; a single point fills both
-//                      slots, the second masked).
+//     bt_local_F       per block: up to CAPACITY / 2^h subtrees of 2^h slots. Stage the
+//                      block's coordinates contiguously (one gather); per local level
+//                      the split dimension of every segment (warp shuffles), keys, a
+//                      bitonic sort of every aligned segment by (code, global index) with
+//                      padding last, and the move of the right child's points to the
+//                      front of the segment's second half; finally the leaves (1 or 2
+//                      points, ascending index; a single point fills both slots, the
+//                      second masked).
 //
 // Launch shapes
-//   bt_reset_bounds, bt_assign, bt_choose_F, bt_keys_F, bt_node_keys: 1D, one thread per
-//     item, any block size (the host uses BT_ITEM_THREADS).
+//   bt_reset_bounds, bt_choose_F, bt_keys_F, bt_node_keys: 1D, one thread per item, any
+//     block size (the host uses BT_ITEM_THREADS).
 //   bt_bounds_F: blocks of exactly BT_ITEM_THREADS threads, BT_ITEM_THREADS * BT_BOUNDS_ITEMS
 //     positions per block (thread t takes BT_BOUNDS_ITEMS consecutive positions).
 //   bt_local_F: one block per entry of `blocks` (num_blocks), exactly BT_LOCAL_THREADS
@@ -46,13 +47,14 @@
 //   seg_starts  read   all levels    u32, first position of each segment; level at offset
 //   seg_active  read   all levels    u32, 1 = splits at this level, 0 = frozen
 //   perm        read   n             u32, point indices in current tree order
-//   seg_pos     r/w    n             u32, segment of each position (this level)
 //   node_of     r/w    n             u32, segment of each point (this level)
 //   lo, hi      r/w    segments*dim  ordered codes (u32 for float, u64 for double)
 //   seg_dim     r/w    segments      u32, split dimension or BT_FROZEN
 //   keys, vals  write  n             u64 sort keys, u32 point indices
 //   nodes       read   3 * subtrees  u32 (first position, points, first slot)
-//   blocks      read   3 * blocks    u32 (first subtree, subtrees, h)
+//   blocks      read   4 * blocks    u32 (first subtree, subtrees, h, staging base)
+//   staged      r/w    sum(slots)*dim F, block b's coordinates from base_b * dim, by the
+//                                    block's local point number (its slot at the start)
 //   out_idx     write  slots         u32 point index per slot
 //   out_mask    write  slots         u32 1 = real point, 0 = padding duplicate
 //
@@ -62,10 +64,17 @@
 //   m points with 2^(h-2) < m <= 2^h, so every segment at local levels g >= 2 holds at
 //   least two points and every leaf one or two. Ordered codes of finite values are below
 //   0xff800000 (float) / 0xfff0000000000000 (double), so the all-ones padding key sorts
-//   last.
+//   last and equal keys are two real points or two paddings.
 //
-// Measured cost: see docs in crates/orrery-balltree/src/gpu/mod.rs (H200 table).
-
+// Measured cost (H200, driver 580.159.04, ncu gpu__time_duration, 3D uniform f32):
+//   1 x 2^20 Hybrid (1.98 ms in kernels, 2.02 ms by events): per global level (9)
+//   bt_reset_bounds 1.7 us, bt_bounds 39 us (13 us at level 0), bt_choose 3 us, bt_keys
+//   9.3 us, the executor's sort 118 us; bt_local 462 us (512 blocks of 2048 slots).
+//   64 x 16384 Hybrid: 3 global levels, bt_local 460 us; 0.98 ms by events.
+//   Resources (sm_90): bt_local_f32 56 registers, 27.8 KB shared; bt_local_f64 64, 36.1 KB;
+//   bt_bounds_f32 32 registers.
+//   History: gathering coordinates from `points` at every local level instead of staging
+//   them cost bt_local 503-540 us; a separate assignment kernel cost 16.5 us per level.
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
@@ -173,52 +182,61 @@ extern "C" __global__ void bt_reset_bounds(u32* __restrict__ lo, u32* __restrict
     hi[i] = 0u;
 }
 
-extern "C" __global__ void bt_assign(const u32* __restrict__ seg_starts, const u32* __restrict__ perm,
-                                     u32* __restrict__ seg_pos, u32* __restrict__ node_of, u32 n, u32 level_offset,
-                                     u32 segments) {
-    const u64 p = item_index();
-    if (p >= n) return;
-    const u32* starts = seg_starts + level_offset;
-    u32 lo = 0u, hi = segments;  // invariant: starts[lo] <= p < starts[hi] (starts[segments] = n)
+// The segment of position p: the last s < segments with starts[s] <= p (starts[0] = 0).
+__device__ __forceinline__ u32 segment_of(const u32* __restrict__ starts, u32 segments, u32 p) {
+    u32 lo = 0u, hi = segments;  // starts[lo] <= p < starts[hi] (starts[segments] is n)
     while (hi - lo > 1u) {
         const u32 mid = (lo + hi) >> 1;
-        if (starts[mid] <= (u32)p) {
+        if (starts[mid] <= p) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    seg_pos[p] = lo;
-    node_of[perm[p]] = lo;
+    return lo;
 }
 
+// Segment assignment and bounds in one pass over the positions. Thread t takes the
+// BT_BOUNDS_ITEMS consecutive positions from base + t * BT_BOUNDS_ITEMS: one binary
+// search for the first, then a forward walk (segments hold at least one position).
 template <typename F>
-__device__ __forceinline__ void bounds_impl(const F* __restrict__ points, const u32* __restrict__ perm,
-                                            const u32* __restrict__ seg_pos, const u32* __restrict__ seg_active,
-                                            typename Coord<F>::Ord* __restrict__ lo_out,
+__device__ __forceinline__ void bounds_impl(const F* __restrict__ points, const u32* __restrict__ seg_starts,
+                                            const u32* __restrict__ seg_active, const u32* __restrict__ perm,
+                                            u32* __restrict__ node_of, typename Coord<F>::Ord* __restrict__ lo_out,
                                             typename Coord<F>::Ord* __restrict__ hi_out, u32 n, u32 dim,
-                                            u32 level_offset) {
+                                            u32 level_offset, u32 segments) {
     typedef Coord<F> C;
     typedef typename C::Ord O;
-    __shared__ O red_lo[BT_ITEM_THREADS];
-    __shared__ O red_hi[BT_ITEM_THREADS];
+    __shared__ O red_lo[BT_ITEM_THREADS / 32];
+    __shared__ O red_hi[BT_ITEM_THREADS / 32];
     const u32 tid = threadIdx.x;
+    const u32 lane = tid & 31u, warp = tid >> 5;
     const u64 base = (u64)blockIdx.x * (BT_ITEM_THREADS * BT_BOUNDS_ITEMS);
     if (base >= n) return;
     const u64 end = min(base + (u64)(BT_ITEM_THREADS * BT_BOUNDS_ITEMS), (u64)n);
+    const u32* starts = seg_starts + level_offset;
     const u32* active = seg_active + level_offset;
-    const u32 first = seg_pos[base];
-    const u32 last = seg_pos[end - 1];
+    const u32 first = segment_of(starts, segments, (u32)base);
+    const u32 last = segment_of(starts, segments, (u32)(end - 1));
     u32 pt[BT_BOUNDS_ITEMS];
     u32 sg[BT_BOUNDS_ITEMS];
+    const u64 p0 = base + (u64)tid * BT_BOUNDS_ITEMS;
+    u32 s = (p0 < end) ? segment_of(starts, segments, (u32)p0) : 0u;
 #pragma unroll
     for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
-        const u64 p = base + (u64)tid * BT_BOUNDS_ITEMS + r;
-        pt[r] = (p < end) ? perm[p] : BT_PAD;
-        sg[r] = (p < end) ? seg_pos[p] : BT_PAD;
+        const u64 p = p0 + r;
+        pt[r] = BT_PAD;
+        sg[r] = BT_PAD;
+        if (p < end) {
+            while (s + 1u < segments && starts[s + 1u] <= (u32)p) ++s;
+            pt[r] = perm[p];
+            sg[r] = s;
+            node_of[pt[r]] = s;
+        }
     }
     if (first == last) {
-        // The whole block lies in one segment: a block reduction, one atomic per bound.
+        // The whole block lies in one segment: warp shuffles, then one warp over the
+        // per-warp results, one atomic per bound.
         if (active[first] == 0u) return;
         for (u32 d = 0; d < dim; ++d) {
             O lo = ~(O)0, hi = (O)0;
@@ -230,19 +248,23 @@ __device__ __forceinline__ void bounds_impl(const F* __restrict__ points, const 
                     hi = max(hi, v);
                 }
             }
-            red_lo[tid] = lo;
-            red_hi[tid] = hi;
-            __syncthreads();
-            for (u32 w = BT_ITEM_THREADS / 2; w > 0; w >>= 1) {
-                if (tid < w) {
-                    red_lo[tid] = min(red_lo[tid], red_lo[tid + w]);
-                    red_hi[tid] = max(red_hi[tid], red_hi[tid + w]);
-                }
-                __syncthreads();
+#pragma unroll
+            for (u32 w = 16u; w > 0u; w >>= 1) {
+                lo = min(lo, (O)__shfl_xor_sync(0xffffffffu, lo, w));
+                hi = max(hi, (O)__shfl_xor_sync(0xffffffffu, hi, w));
             }
-            if (tid == 0) {
-                atomicMin(&lo_out[(u64)first * dim + d], red_lo[0]);
-                atomicMax(&hi_out[(u64)first * dim + d], red_hi[0]);
+            if (lane == 0u) {
+                red_lo[warp] = lo;
+                red_hi[warp] = hi;
+            }
+            __syncthreads();
+            if (tid == 0u) {
+                for (u32 k = 1; k < BT_ITEM_THREADS / 32; ++k) {
+                    lo = min(lo, red_lo[k]);
+                    hi = max(hi, red_hi[k]);
+                }
+                atomicMin(&lo_out[(u64)first * dim + d], lo);
+                atomicMax(&hi_out[(u64)first * dim + d], hi);
             }
             __syncthreads();
         }
@@ -278,17 +300,17 @@ __device__ __forceinline__ void bounds_impl(const F* __restrict__ points, const 
 }
 
 extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
-    bt_bounds_f32(const float* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ seg_pos,
-                  const u32* __restrict__ seg_active, u32* __restrict__ lo, u32* __restrict__ hi, u32 n, u32 dim,
-                  u32 level_offset) {
-    bounds_impl<float>(points, perm, seg_pos, seg_active, lo, hi, n, dim, level_offset);
+    bt_bounds_f32(const float* __restrict__ points, const u32* __restrict__ seg_starts,
+                  const u32* __restrict__ seg_active, const u32* __restrict__ perm, u32* __restrict__ node_of,
+                  u32* __restrict__ lo, u32* __restrict__ hi, u32 n, u32 dim, u32 level_offset, u32 segments) {
+    bounds_impl<float>(points, seg_starts, seg_active, perm, node_of, lo, hi, n, dim, level_offset, segments);
 }
 
 extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
-    bt_bounds_f64(const double* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ seg_pos,
-                  const u32* __restrict__ seg_active, u64* __restrict__ lo, u64* __restrict__ hi, u32 n, u32 dim,
-                  u32 level_offset) {
-    bounds_impl<double>(points, perm, seg_pos, seg_active, lo, hi, n, dim, level_offset);
+    bt_bounds_f64(const double* __restrict__ points, const u32* __restrict__ seg_starts,
+                  const u32* __restrict__ seg_active, const u32* __restrict__ perm, u32* __restrict__ node_of,
+                  u64* __restrict__ lo, u64* __restrict__ hi, u32 n, u32 dim, u32 level_offset, u32 segments) {
+    bounds_impl<double>(points, seg_starts, seg_active, perm, node_of, lo, hi, n, dim, level_offset, segments);
 }
 
 template <typename F>
@@ -373,43 +395,59 @@ __device__ __forceinline__ u32 segment_points(const u32* __restrict__ nodes, u32
 template <typename F>
 __device__ __forceinline__ void local_impl(const F* __restrict__ points, const u32* __restrict__ perm,
                                            const u32* __restrict__ nodes, const u32* __restrict__ blocks,
-                                           u32* __restrict__ out_idx, u32* __restrict__ out_mask, u32 dim,
-                                           u32 num_blocks) {
+                                           F* __restrict__ staged, u32* __restrict__ out_idx,
+                                           u32* __restrict__ out_mask, u32 dim, u32 num_blocks) {
     typedef Coord<F> C;
     typedef typename C::Ord O;
     const u32 CAP = BT_LOCAL_CAPACITY;
     const u32 T = BT_LOCAL_THREADS;
     const u32 R = BT_LOCAL_ITEMS;
-    __shared__ O key[CAP];
-    __shared__ u32 idx[CAP];
-    __shared__ O red_lo[T];
-    __shared__ O red_hi[T];
+    const u32 WARPS = T / 32u;
+    __shared__ O key[CAP];      // codes of the split coordinate; padding = all ones
+    __shared__ u32 idx[CAP];    // local point numbers in slot order; padding = BT_PAD
+    __shared__ u32 gidx[CAP];   // global point index of each local number
+    __shared__ O red_lo[WARPS];
+    __shared__ O red_hi[WARPS];
     __shared__ u32 seg_dim[CAP / 4];
 
     if (blockIdx.x >= num_blocks) return;
     const u32 tid = threadIdx.x;
-    const u32 first = blocks[3u * blockIdx.x];
-    const u32 count = blocks[3u * blockIdx.x + 1u];
-    const u32 h = blocks[3u * blockIdx.x + 2u];
+    const u32 lane = tid & 31u, warp = tid >> 5;
+    const u32 first = blocks[4u * blockIdx.x];
+    const u32 count = blocks[4u * blockIdx.x + 1u];
+    const u32 h = blocks[4u * blockIdx.x + 2u];
+    const u64 base = blocks[4u * blockIdx.x + 3u];
     const u32 used = count << h;
     const u32 node_mask = (1u << h) - 1u;
+    F* __restrict__ coords = staged + base * dim;  // this block's coordinates, by local number
 
+    // Load: local number t = slot t of the block at the start; stage the coordinates
+    // contiguously so the local levels read them from L1 instead of gathering them.
     for (u32 t = tid; t < used; t += T) {
         const u32 node = first + (t >> h);
         const u32 r = t & node_mask;
-        idx[t] = (r < nodes[3u * node + 1u]) ? perm[nodes[3u * node] + r] : BT_PAD;
+        if (r < nodes[3u * node + 1u]) {
+            const u32 g = perm[nodes[3u * node] + r];
+            idx[t] = t;
+            gidx[t] = g;
+            for (u32 d = 0; d < dim; ++d) coords[(u64)t * dim + d] = points[(u64)g * dim + d];
+        } else {
+            idx[t] = BT_PAD;
+        }
     }
     __syncthreads();
 
     for (u32 g = h; g >= 2u; --g) {
         const u32 S = 1u << g;
-        // 1. The split dimension of every segment: thread t reduces slots [tR, tR + R),
-        //    a tree over the S / R threads of each segment, the leader compares spreads.
+        // 1. The split dimension of every segment: thread t reduces slots [tR, tR + R);
+        //    the S / R threads of a segment combine by warp shuffles (and, for segments
+        //    wider than a warp, through shared memory); the leader compares spreads.
         if (dim > 1u) {
             const u32 G = S / R;
             const u32 c0 = tid * R;
             const bool live = c0 < used;
             const bool leader = live && (tid & (G - 1u)) == 0u;
+            const u32 lanes = (G < 32u) ? G : 32u;
             Spread<F> best = spread_zero<F>();
             u32 best_dim = 0u;
             for (u32 d = 0; d < dim; ++d) {
@@ -419,30 +457,37 @@ __device__ __forceinline__ void local_impl(const F* __restrict__ points, const u
                     for (u32 r = 0; r < R; ++r) {
                         const u32 i = idx[c0 + r];
                         if (i != BT_PAD) {
-                            const O v = C::ord(points[(u64)i * dim + d]);
+                            const O v = C::ord(coords[(u64)i * dim + d]);
                             lo = min(lo, v);
                             hi = max(hi, v);
                         }
                     }
                 }
-                red_lo[tid] = lo;
-                red_hi[tid] = hi;
-                __syncthreads();
-                for (u32 w = 1u; w < G; w <<= 1) {
-                    if ((tid & (2u * w - 1u)) == 0u) {
-                        red_lo[tid] = min(red_lo[tid], red_lo[tid + w]);
-                        red_hi[tid] = max(red_hi[tid], red_hi[tid + w]);
+                for (u32 w = 1u; w < lanes; w <<= 1) {
+                    lo = min(lo, (O)__shfl_xor_sync(0xffffffffu, lo, w));
+                    hi = max(hi, (O)__shfl_xor_sync(0xffffffffu, hi, w));
+                }
+                if (G > 32u) {
+                    if (lane == 0u) {
+                        red_lo[warp] = lo;
+                        red_hi[warp] = hi;
+                    }
+                    __syncthreads();
+                    if (leader) {
+                        for (u32 k = 1u; k < G / 32u; ++k) {
+                            lo = min(lo, red_lo[warp + k]);
+                            hi = max(hi, red_hi[warp + k]);
+                        }
                     }
                     __syncthreads();
                 }
                 if (leader) {
-                    const Spread<F> x = spread_of<F>(C::dec(red_lo[tid]), C::dec(red_hi[tid]));
+                    const Spread<F> x = spread_of<F>(C::dec(lo), C::dec(hi));
                     if (spread_greater<F>(x, best)) {
                         best = x;
                         best_dim = d;
                     }
                 }
-                __syncthreads();
             }
             if (leader) seg_dim[c0 >> g] = best_dim;
             __syncthreads();
@@ -451,10 +496,12 @@ __device__ __forceinline__ void local_impl(const F* __restrict__ points, const u
         for (u32 t = tid; t < used; t += T) {
             const u32 i = idx[t];
             const u32 d = (dim > 1u) ? seg_dim[t >> g] : 0u;
-            key[t] = (i == BT_PAD) ? ~(O)0 : C::ord(points[(u64)i * dim + d]);
+            key[t] = (i == BT_PAD) ? ~(O)0 : C::ord(coords[(u64)i * dim + d]);
         }
         __syncthreads();
-        // 3. Bitonic sort of every aligned segment of S slots by (key, index), ascending.
+        // 3. Bitonic sort of every aligned segment of S slots by (key, global index),
+        //    ascending. Real keys are below the padding key, so equal keys are two real
+        //    points (compared by global index) or two paddings (left alone).
         for (u32 k = 2u; k <= S; k <<= 1) {
             for (u32 j = k >> 1; j > 0u; j >>= 1) {
                 for (u32 q = tid; q < used / 2u; q += T) {
@@ -463,7 +510,8 @@ __device__ __forceinline__ void local_impl(const F* __restrict__ points, const u
                     const bool ascending = ((a & (S - 1u)) & k) == 0u;
                     const O ka = key[a], kb = key[b];
                     const u32 ia = idx[a], ib = idx[b];
-                    const bool greater = (ka > kb) || (ka == kb && ia > ib);
+                    bool greater = ka > kb;
+                    if (ka == kb && ia != BT_PAD) greater = gidx[ia] > gidx[ib];
                     if (greater == ascending) {
                         key[a] = kb;
                         key[b] = ka;
@@ -508,15 +556,16 @@ __device__ __forceinline__ void local_impl(const F* __restrict__ points, const u
     // Leaves: two points by ascending index, or one point twice with the second masked.
     for (u32 l = tid; l < used / 2u; l += T) {
         const u32 t = 2u * l;
-        const u32 a = idx[t];
-        const u32 b = idx[t + 1u];
+        const u32 a = gidx[idx[t]];
+        const u32 ib = idx[t + 1u];
         const u32 slot = nodes[3u * (first + (t >> h)) + 2u] + (t & node_mask);
-        if (b == BT_PAD) {
+        if (ib == BT_PAD) {
             out_idx[slot] = a;
             out_idx[slot + 1u] = a;
             out_mask[slot] = 1u;
             out_mask[slot + 1u] = 0u;
         } else {
+            const u32 b = gidx[ib];
             out_idx[slot] = min(a, b);
             out_idx[slot + 1u] = max(a, b);
             out_mask[slot] = 1u;
@@ -525,16 +574,16 @@ __device__ __forceinline__ void local_impl(const F* __restrict__ points, const u
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BT_LOCAL_THREADS)
+extern "C" __global__ void __launch_bounds__(BT_LOCAL_THREADS, 2)
     bt_local_f32(const float* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ nodes,
-                 const u32* __restrict__ blocks, u32* __restrict__ out_idx, u32* __restrict__ out_mask, u32 dim,
-                 u32 num_blocks) {
-    local_impl<float>(points, perm, nodes, blocks, out_idx, out_mask, dim, num_blocks);
+                 const u32* __restrict__ blocks, float* __restrict__ staged, u32* __restrict__ out_idx,
+                 u32* __restrict__ out_mask, u32 dim, u32 num_blocks) {
+    local_impl<float>(points, perm, nodes, blocks, staged, out_idx, out_mask, dim, num_blocks);
 }
 
-extern "C" __global__ void __launch_bounds__(BT_LOCAL_THREADS)
+extern "C" __global__ void __launch_bounds__(BT_LOCAL_THREADS, 2)
     bt_local_f64(const double* __restrict__ points, const u32* __restrict__ perm, const u32* __restrict__ nodes,
-                 const u32* __restrict__ blocks, u32* __restrict__ out_idx, u32* __restrict__ out_mask, u32 dim,
-                 u32 num_blocks) {
-    local_impl<double>(points, perm, nodes, blocks, out_idx, out_mask, dim, num_blocks);
+                 const u32* __restrict__ blocks, double* __restrict__ staged, u32* __restrict__ out_idx,
+                 u32* __restrict__ out_mask, u32 dim, u32 num_blocks) {
+    local_impl<double>(points, perm, nodes, blocks, staged, out_idx, out_mask, dim, num_blocks);
 }

@@ -5,16 +5,16 @@
 // What it computes (see build.cu for the full description)
 //   Per global level:
 //     bt_reset_bounds  lo[i] = 0xffffffff, hi[i] = 0                       i < count
-//     bt_assign        seg_pos[p] = segment of position p; node_of[perm[p]] = seg_pos[p]
-//     bt_bounds_f32    per active segment and dimension: min / max ordered code (atomics)
+//     bt_bounds_f32    node_of[perm[p]] = segment of position p; per active segment and
+//                      dimension the min / max ordered code (atomics)
 //     bt_choose_f32    seg_dim[s] = split dimension (exact spread compare) or FROZEN
 //     bt_keys_f32      keys[i] = (code(points[i][seg_dim[node_of[i]]]), node_of[i]) as
 //                      vec2<u32> (low word = code, 0 in frozen segments), vals[i] = i
 //   Local phase:
 //     bt_local_f32     one workgroup finishes up to LOCAL_CAPACITY / 2^h subtrees of 2^h
-//                      slots: per local level split dimensions, keys, a bitonic sort of
-//                      every aligned segment by (code, index), the split move; then the
-//                      leaves.
+//                      slots: stage the coordinates; per local level split dimensions
+//                      (workgroup-memory tree), keys, a bitonic sort of every aligned
+//                      segment by (code, global index), the split move; then the leaves.
 //
 // Launch shapes
 //   Per-item kernels: one invocation per item, any WORKGROUP_SIZE; the linear workgroup id
@@ -25,25 +25,28 @@
 //
 // Buffers (binding: direction, length, layout)
 //   bt_reset_bounds: 0 lo (rw, count), 1 hi (rw, count), 2 params {count}
-//   bt_assign:       0 seg_starts (r, all levels), 1 perm (r, n), 2 seg_pos (rw, n),
-//                    3 node_of (rw, n), 4 params {n, level_offset, segments}
-//   bt_bounds_f32:   0 points (r, n * dim f32 row-major), 1 perm (r, n), 2 seg_pos (r, n),
-//                    3 seg_active (r, all levels), 4 lo (rw atomic, segments * dim),
-//                    5 hi (rw atomic, segments * dim), 6 params {n, dim, level_offset}
+//   bt_bounds_f32:   0 points (r, n * dim f32 row-major), 1 seg_starts (r, all levels),
+//                    2 seg_active (r, all levels), 3 perm (r, n), 4 node_of (rw, n),
+//                    5 lo (rw atomic, segments * dim), 6 hi (rw atomic, segments * dim),
+//                    7 params {n, dim, level_offset, segments}
 //   bt_choose_f32:   0 lo (r), 1 hi (r), 2 seg_active (r), 3 seg_dim (rw, segments),
 //                    4 params {segments, dim, level_offset}
 //   bt_keys_f32:     0 points (r), 1 node_of (r, n), 2 seg_dim (r), 3 keys (rw, n
 //                    vec2<u32> = u64 little-endian), 4 vals (rw, n), 5 params {n, dim}
 //   bt_local_f32:    0 points (r), 1 perm (r, n), 2 nodes (r, 3 per subtree: first
-//                    position, points, first slot), 3 blocks (r, 3 per block: first
-//                    subtree, subtrees, h), 4 out_idx (rw, slots), 5 out_mask (rw, slots),
-//                    6 params {dim, num_blocks}
+//                    position, points, first slot), 3 blocks (r, 4 per block: first
+//                    subtree, subtrees, h, staging base), 4 staged (rw, sum of block
+//                    slots * dim f32), 5 out_idx (rw, slots), 6 out_mask (rw, slots),
+//                    7 params {dim, num_blocks}
 //
 // Invariants: as build.cu (finite coordinates; segments contiguous in position order;
 // a subtree of 2^h slots holds more than 2^(h-2) points). Subnormal coordinates: a Vulkan
 // adapter may flush them in the spread arithmetic (see gpu/spread.rs).
 //
-// Measured cost: see crates/orrery-balltree/src/gpu/mod.rs (lavapipe and H200 tables).
+// Measured cost (build times, median of 10, device timestamps; gpu/mod.rs has the table):
+//   H200 (Vulkan, subgroups of 32): Hybrid 16 x 1024 0.20 ms (bt_local alone, 16
+//   workgroups), 64 x 16384 5.8 ms, 1 x 2^20 12.4 ms, most of it in the wgpu executor's
+//   sort (1.0 ms for 1M pairs). lavapipe (llvmpipe, 2 cores): Hybrid 16 x 1024 48 ms.
 
 //#include core/common
 
@@ -129,60 +132,41 @@ fn bt_reset_bounds(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
     }
 }
 
-// ---- bt_assign ----------------------------------------------------------------------
-
-struct AssignParams {
-    n: u32,
-    level_offset: u32,
-    segments: u32,
-}
-
-@group(0) @binding(0) var<storage, read> as_starts: array<u32>;
-@group(0) @binding(1) var<storage, read> as_perm: array<u32>;
-@group(0) @binding(2) var<storage, read_write> as_seg_pos: array<u32>;
-@group(0) @binding(3) var<storage, read_write> as_node_of: array<u32>;
-@group(0) @binding(4) var<uniform> as_p: AssignParams;
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn bt_assign(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-             @builtin(num_workgroups) nwg: vec3<u32>) {
-    let p = item_index(wid, nwg, lid);
-    if p >= as_p.n {
-        return;
-    }
-    // starts[lo] <= p < starts[hi] (starts[segments] is n).
-    var lo = 0u;
-    var hi = as_p.segments;
-    while hi - lo > 1u {
-        let mid = (lo + hi) >> 1u;
-        if as_starts[as_p.level_offset + mid] <= p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    as_seg_pos[p] = lo;
-    as_node_of[as_perm[p]] = lo;
-}
-
 // ---- bt_bounds_f32 ------------------------------------------------------------------
 
 struct BoundsParams {
     n: u32,
     dim: u32,
     level_offset: u32,
+    segments: u32,
 }
 
 @group(0) @binding(0) var<storage, read> bd_points: array<f32>;
-@group(0) @binding(1) var<storage, read> bd_perm: array<u32>;
-@group(0) @binding(2) var<storage, read> bd_seg_pos: array<u32>;
-@group(0) @binding(3) var<storage, read> bd_active: array<u32>;
-@group(0) @binding(4) var<storage, read_write> bd_lo: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> bd_hi: array<atomic<u32>>;
-@group(0) @binding(6) var<uniform> bd_p: BoundsParams;
+@group(0) @binding(1) var<storage, read> bd_starts: array<u32>;
+@group(0) @binding(2) var<storage, read> bd_active: array<u32>;
+@group(0) @binding(3) var<storage, read> bd_perm: array<u32>;
+@group(0) @binding(4) var<storage, read_write> bd_node_of: array<u32>;
+@group(0) @binding(5) var<storage, read_write> bd_lo: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> bd_hi: array<atomic<u32>>;
+@group(0) @binding(7) var<uniform> bd_p: BoundsParams;
 
 var<workgroup> bd_red_lo: array<u32, ITEM_THREADS>;
 var<workgroup> bd_red_hi: array<u32, ITEM_THREADS>;
+
+// The segment of position p: the last s < segments with starts[s] <= p.
+fn segment_of(p: u32) -> u32 {
+    var lo = 0u;
+    var hi = bd_p.segments;
+    while hi - lo > 1u {
+        let mid = (lo + hi) >> 1u;
+        if bd_starts[bd_p.level_offset + mid] <= p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn bt_bounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -193,22 +177,32 @@ fn bt_bounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
     }
     let end = min(base + ITEM_THREADS * BOUNDS_ITEMS, bd_p.n);
     let dim = bd_p.dim;
-    let first = bd_seg_pos[base];
-    let last = bd_seg_pos[end - 1u];
+    let off = bd_p.level_offset;
+    let first = segment_of(base);
+    let last = segment_of(end - 1u);
     var pt: array<u32, BOUNDS_ITEMS>;
     var sg: array<u32, BOUNDS_ITEMS>;
+    let p0 = base + tid * BOUNDS_ITEMS;
+    var s = 0u;
+    if p0 < end {
+        s = segment_of(p0);
+    }
     for (var r = 0u; r < BOUNDS_ITEMS; r++) {
-        let p = base + tid * BOUNDS_ITEMS + r;
+        let p = p0 + r;
         pt[r] = PAD;
         sg[r] = PAD;
         if p < end {
+            while s + 1u < bd_p.segments && bd_starts[off + s + 1u] <= p {
+                s += 1u;
+            }
             pt[r] = bd_perm[p];
-            sg[r] = bd_seg_pos[p];
+            sg[r] = s;
+            bd_node_of[pt[r]] = s;
         }
     }
     if first == last {
         // The whole workgroup lies in one segment: a workgroup reduction, one atomic per bound.
-        if bd_active[bd_p.level_offset + first] == 0u {
+        if bd_active[off + first] == 0u {
             return;
         }
         for (var d = 0u; d < dim; d++) {
@@ -249,7 +243,7 @@ fn bt_bounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
                 continue;
             }
             if sg[r] != cur {
-                if cur != PAD && bd_active[bd_p.level_offset + cur] != 0u {
+                if cur != PAD && bd_active[off + cur] != 0u {
                     atomicMin(&bd_lo[cur * dim + d], lo);
                     atomicMax(&bd_hi[cur * dim + d], hi);
                 }
@@ -257,13 +251,13 @@ fn bt_bounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
                 lo = 0xffffffffu;
                 hi = 0u;
             }
-            if bd_active[bd_p.level_offset + cur] != 0u {
+            if bd_active[off + cur] != 0u {
                 let v = ord_f32(bd_points[pt[r] * dim + d]);
                 lo = min(lo, v);
                 hi = max(hi, v);
             }
         }
-        if cur != PAD && bd_active[bd_p.level_offset + cur] != 0u {
+        if cur != PAD && bd_active[off + cur] != 0u {
             atomicMin(&bd_lo[cur * dim + d], lo);
             atomicMax(&bd_hi[cur * dim + d], hi);
         }
@@ -350,12 +344,16 @@ struct LocalParams {
 @group(0) @binding(1) var<storage, read> lc_perm: array<u32>;
 @group(0) @binding(2) var<storage, read> lc_nodes: array<u32>;
 @group(0) @binding(3) var<storage, read> lc_blocks: array<u32>;
-@group(0) @binding(4) var<storage, read_write> lc_out_idx: array<u32>;
-@group(0) @binding(5) var<storage, read_write> lc_out_mask: array<u32>;
-@group(0) @binding(6) var<uniform> lc_p: LocalParams;
+@group(0) @binding(4) var<storage, read_write> lc_staged: array<f32>;
+@group(0) @binding(5) var<storage, read_write> lc_out_idx: array<u32>;
+@group(0) @binding(6) var<storage, read_write> lc_out_mask: array<u32>;
+@group(0) @binding(7) var<uniform> lc_p: LocalParams;
 
+// Codes of the split coordinate (padding: all ones), local point numbers in slot order
+// (padding: PAD), the global index of each local number.
 var<workgroup> lc_key: array<u32, LOCAL_CAPACITY>;
 var<workgroup> lc_idx: array<u32, LOCAL_CAPACITY>;
+var<workgroup> lc_gidx: array<u32, LOCAL_CAPACITY>;
 var<workgroup> lc_red_lo: array<u32, LOCAL_THREADS>;
 var<workgroup> lc_red_hi: array<u32, LOCAL_THREADS>;
 var<workgroup> lc_seg_dim: array<u32, 256>; // LOCAL_CAPACITY / 4
@@ -383,21 +381,29 @@ fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
         return;
     }
     let dim = lc_p.dim;
-    let first = lc_blocks[3u * blk];
-    let count = lc_blocks[3u * blk + 1u];
-    let h = lc_blocks[3u * blk + 2u];
+    let first = lc_blocks[4u * blk];
+    let count = lc_blocks[4u * blk + 1u];
+    let h = lc_blocks[4u * blk + 2u];
+    let base = lc_blocks[4u * blk + 3u] * dim; // this block's staged coordinates
     let used = count << h;
     let node_mask = (1u << h) - 1u;
 
+    // Load: local number t = slot t at the start; stage the coordinates contiguously.
     for (var t = tid; t < used; t += LOCAL_THREADS) {
         let node = first + (t >> h);
         let r = t & node_mask;
         var v = PAD;
         if r < lc_nodes[3u * node + 1u] {
-            v = lc_perm[lc_nodes[3u * node] + r];
+            let g = lc_perm[lc_nodes[3u * node] + r];
+            v = t;
+            lc_gidx[t] = g;
+            for (var d = 0u; d < dim; d++) {
+                lc_staged[base + t * dim + d] = lc_points[g * dim + d];
+            }
         }
         lc_idx[t] = v;
     }
+    storageBarrier();
     workgroupBarrier();
 
     for (var g = h; g >= 2u; g--) {
@@ -418,7 +424,7 @@ fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
                     for (var r = 0u; r < LOCAL_ITEMS; r++) {
                         let i = lc_idx[c0 + r];
                         if i != PAD {
-                            let v = ord_f32(lc_points[i * dim + d]);
+                            let v = ord_f32(lc_staged[base + i * dim + d]);
                             lo = min(lo, v);
                             hi = max(hi, v);
                         }
@@ -457,12 +463,13 @@ fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
             }
             var k = 0xffffffffu;
             if i != PAD {
-                k = ord_f32(lc_points[i * dim + d]);
+                k = ord_f32(lc_staged[base + i * dim + d]);
             }
             lc_key[t] = k;
         }
         workgroupBarrier();
-        // 3. Bitonic sort of every aligned segment of S slots by (key, index), ascending.
+        // 3. Bitonic sort of every aligned segment of S slots by (key, global index),
+        //    ascending; equal keys are two real points or two paddings.
         for (var k = 2u; k <= S; k <<= 1u) {
             for (var j = k >> 1u; j > 0u; j >>= 1u) {
                 for (var q = tid; q < used / 2u; q += LOCAL_THREADS) {
@@ -473,7 +480,10 @@ fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
                     let kb = lc_key[b];
                     let ia = lc_idx[a];
                     let ib = lc_idx[b];
-                    let greater = ka > kb || (ka == kb && ia > ib);
+                    var greater = ka > kb;
+                    if ka == kb && ia != PAD {
+                        greater = lc_gidx[ia] > lc_gidx[ib];
+                    }
                     if greater == ascending {
                         lc_key[a] = kb;
                         lc_key[b] = ka;
@@ -522,15 +532,16 @@ fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
     // Leaves: two points by ascending index, or one point twice with the second masked.
     for (var l = tid; l < used / 2u; l += LOCAL_THREADS) {
         let t = 2u * l;
-        let a = lc_idx[t];
-        let b = lc_idx[t + 1u];
+        let a = lc_gidx[lc_idx[t]];
+        let ib = lc_idx[t + 1u];
         let slot = lc_nodes[3u * (first + (t >> h)) + 2u] + (t & node_mask);
-        if b == PAD {
+        if ib == PAD {
             lc_out_idx[slot] = a;
             lc_out_idx[slot + 1u] = a;
             lc_out_mask[slot] = 1u;
             lc_out_mask[slot + 1u] = 0u;
         } else {
+            let b = lc_gidx[ib];
             lc_out_idx[slot] = min(a, b);
             lc_out_idx[slot + 1u] = max(a, b);
             lc_out_mask[slot] = 1u;

@@ -19,13 +19,14 @@ use std::fmt::Debug;
 
 use orrery_core::Real;
 
-/// A coordinate type seen through an order-preserving integer key, so the builders
-/// compare integers: `key(a) < key(b)` exactly when `a < b`, and `-0.0` maps to the key
-/// of `0.0` (they compare equal, as with Erwin's `<`). Keys widen back to the
-/// coordinate's exact value for the spread.
+/// A coordinate type seen through an order-preserving signed integer key, so the
+/// builders compare integers: `key(a) < key(b)` exactly when `a < b`, and `-0.0` maps to
+/// the key of `0.0` (they compare equal, as with Erwin's `<`). Keys widen back to the
+/// coordinate's exact value for the spread. Signed keys, because x86-64's baseline
+/// SIMD (SSE2) has signed but not unsigned integer comparisons.
 pub(crate) trait Coord: Real {
-    /// The key: `u32` for f32, `u64` for f64.
-    type Key: Copy + Ord + Send + Sync + Debug + 'static;
+    /// The key: `i32` for f32, `i64` for f64.
+    type Key: Copy + Ord + Send + Sync + Debug + Default + 'static;
     /// A key with an index appended: the total order (coordinate, index) as one integer.
     type Packed: Copy + Ord + Send + Sync + Default;
     /// The smallest key.
@@ -36,79 +37,116 @@ pub(crate) trait Coord: Real {
     fn key(self) -> Self::Key;
     /// The value of a key, widened to f64.
     fn widen(key: Self::Key) -> f64;
-    /// `(key, index)` as one integer.
-    fn pack(key: Self::Key, index: u32) -> Self::Packed;
+    /// A point index stored in a key lane (bit for bit).
+    fn lane(index: u32) -> Self::Key;
+    /// The point index stored in a key lane.
+    fn index(lane: Self::Key) -> u32;
+    /// `(key, index lane)` as one integer, ordered as the pair.
+    fn pack(key: Self::Key, lane: Self::Key) -> Self::Packed;
 }
 
 impl Coord for f32 {
-    type Key = u32;
-    type Packed = u64;
-    const KEY_MIN: u32 = 0;
-    const KEY_MAX: u32 = u32::MAX;
+    type Key = i32;
+    type Packed = i64;
+    const KEY_MIN: i32 = i32::MIN;
+    const KEY_MAX: i32 = i32::MAX;
     #[inline]
-    fn key(self) -> u32 {
-        let bits = (self + 0.0).to_bits(); // -0.0 + 0.0 = +0.0
-        if bits >> 31 == 1 { !bits } else { bits | 1 << 31 }
+    fn key(self) -> i32 {
+        let bits = (self + 0.0).to_bits().cast_signed(); // -0.0 + 0.0 = +0.0
+        if bits < 0 { bits ^ i32::MAX } else { bits }
     }
     #[inline]
-    fn widen(key: u32) -> f64 {
-        let bits = if key >> 31 == 1 { key & !(1 << 31) } else { !key };
-        f64::from(f32::from_bits(bits))
+    fn widen(key: i32) -> f64 {
+        let bits = if key < 0 { key ^ i32::MAX } else { key };
+        f64::from(f32::from_bits(bits.cast_unsigned()))
     }
     #[inline]
-    fn pack(key: u32, index: u32) -> u64 {
-        (u64::from(key) << 32) | u64::from(index)
+    fn lane(index: u32) -> i32 {
+        index.cast_signed()
+    }
+    #[inline]
+    fn index(lane: i32) -> u32 {
+        lane.cast_unsigned()
+    }
+    #[inline]
+    fn pack(key: i32, lane: i32) -> i64 {
+        (i64::from(key) << 32) | i64::from(lane.cast_unsigned())
     }
 }
 
 impl Coord for f64 {
-    type Key = u64;
-    type Packed = u128;
-    const KEY_MIN: u64 = 0;
-    const KEY_MAX: u64 = u64::MAX;
+    type Key = i64;
+    type Packed = i128;
+    const KEY_MIN: i64 = i64::MIN;
+    const KEY_MAX: i64 = i64::MAX;
     #[inline]
-    fn key(self) -> u64 {
-        let bits = (self + 0.0).to_bits();
-        if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+    fn key(self) -> i64 {
+        let bits = (self + 0.0).to_bits().cast_signed();
+        if bits < 0 { bits ^ i64::MAX } else { bits }
     }
     #[inline]
-    fn widen(key: u64) -> f64 {
-        f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
+    fn widen(key: i64) -> f64 {
+        f64::from_bits((if key < 0 { key ^ i64::MAX } else { key }).cast_unsigned())
     }
     #[inline]
-    fn pack(key: u64, index: u32) -> u128 {
-        (u128::from(key) << 32) | u128::from(index)
+    fn lane(index: u32) -> i64 {
+        i64::from(index)
+    }
+    #[inline]
+    fn index(lane: i64) -> u32 {
+        lane as u32
+    }
+    #[inline]
+    fn pack(key: i64, lane: i64) -> i128 {
+        (i128::from(key) << 32) | i128::from(lane)
     }
 }
 
-/// One point as the builders move it: the keys of its coordinates and its index.
+/// One point as the builders move it: the keys of its `N - 1` coordinates, then its
+/// index in the last lane.
 ///
 /// Records keep the coordinates next to the index so a node's scans and selections
-/// stream through memory instead of gathering coordinates through indices.
+/// stream through memory instead of gathering coordinates through indices; one key
+/// type for all lanes lets the bounds scan treat a record as one vector (for 3D f32,
+/// exactly 16 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Record<K, const D: usize> {
-    pub k: [K; D],
-    pub i: u32,
+pub(crate) struct Record<K, const N: usize> {
+    pub k: [K; N],
 }
 
-/// Per-dimension bounds (as keys) of a set of points.
+impl<K: Copy, const N: usize> Record<K, N> {
+    /// A record from coordinate keys and an index.
+    #[inline]
+    pub fn new<C: Coord<Key = K>>(coords: impl Fn(usize) -> K, index: u32) -> Self {
+        Self { k: std::array::from_fn(|d| if d + 1 == N { C::lane(index) } else { coords(d) }) }
+    }
+
+    /// The point index.
+    #[inline]
+    pub fn index<C: Coord<Key = K>>(&self) -> u32 {
+        C::index(self.k[N - 1])
+    }
+}
+
+/// Per-lane bounds (as keys) of a set of records; the last lane (the index) is
+/// carried along and ignored.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Bounds<K, const D: usize> {
-    pub lo: [K; D],
-    pub hi: [K; D],
+pub(crate) struct Bounds<K, const N: usize> {
+    pub lo: [K; N],
+    pub hi: [K; N],
 }
 
-impl<K: Copy + Ord, const D: usize> Bounds<K, D> {
+impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
     /// The bounds of nothing (identity of [`Bounds::merge`]).
     pub fn empty<C: Coord<Key = K>>() -> Self {
-        Self { lo: [C::KEY_MAX; D], hi: [C::KEY_MIN; D] }
+        Self { lo: [C::KEY_MAX; N], hi: [C::KEY_MIN; N] }
     }
 
     /// The bounds of `records`.
-    pub fn of<C: Coord<Key = K>>(records: &[Record<K, D>]) -> Self {
+    pub fn of<C: Coord<Key = K>>(records: &[Record<K, N>]) -> Self {
         let mut b = Self::empty::<C>();
         for r in records {
-            for d in 0..D {
+            for d in 0..N {
                 b.lo[d] = b.lo[d].min(r.k[d]);
                 b.hi[d] = b.hi[d].max(r.k[d]);
             }
@@ -118,7 +156,7 @@ impl<K: Copy + Ord, const D: usize> Bounds<K, D> {
 
     /// The bounds of the union.
     pub fn merge(mut self, other: Self) -> Self {
-        for d in 0..D {
+        for d in 0..N {
             self.lo[d] = self.lo[d].min(other.lo[d]);
             self.hi[d] = self.hi[d].max(other.hi[d]);
         }
@@ -127,7 +165,7 @@ impl<K: Copy + Ord, const D: usize> Bounds<K, D> {
 
     /// The split dimension: largest f64 spread, ties to the lowest dimension.
     pub fn split_dim<C: Coord<Key = K>>(&self) -> usize {
-        split_dim_of((0..D).map(|d| (C::widen(self.lo[d]), C::widen(self.hi[d]))))
+        split_dim_of((0..N - 1).map(|d| (C::widen(self.lo[d]), C::widen(self.hi[d]))))
     }
 }
 
@@ -149,6 +187,6 @@ pub(crate) fn split_dim_of(bounds: impl Iterator<Item = (f64, f64)>) -> usize {
 
 /// The position of a record in the total order of dimension `dim`.
 #[inline]
-pub(crate) fn rank_key<C: Coord, const D: usize>(r: &Record<C::Key, D>, dim: usize) -> C::Packed {
-    C::pack(r.k[dim], r.i)
+pub(crate) fn rank_key<C: Coord, const N: usize>(r: &Record<C::Key, N>, dim: usize) -> C::Packed {
+    C::pack(r.k[dim], r.k[N - 1])
 }

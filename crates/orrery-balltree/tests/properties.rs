@@ -199,7 +199,7 @@ proptest! {
         let max = tree.layout().max_level();
         let mut pooled = slot_values.clone();
         for h in 1..=max {
-            pooled = pooled.chunks(2 * width).flat_map(|pair| (0..width).map(move |w| (pair[w] + pair[width + w]) / 2.0)).collect();
+            pooled = pooled.chunks(2 * width).flat_map(|pair| (0..width).map(move |w| f64::midpoint(pair[w], pair[width + w]))).collect();
             let direct = tree.pool_slots_mean(&slot_values, width, Level::Height(h)).unwrap();
             for (a, b) in pooled.iter().zip(&direct) {
                 prop_assert!((a - b).abs() <= 1e-12);
@@ -258,7 +258,7 @@ proptest! {
             }
             prop_assert_eq!(layers[i].permutation(), expected.as_slice());
             prop_assert_eq!(layers[i].num_balls() * bs, layers[i].len());
-            rows = rows.chunks(2 * dim).flat_map(|pair| (0..dim).map(move |c| (pair[c] + pair[dim + c]) / 2.0)).collect();
+            rows = rows.chunks(2 * dim).flat_map(|pair| (0..dim).map(move |c| f64::midpoint(pair[c], pair[dim + c]))).collect();
             layer_offsets = layer_offsets.iter().map(|o| o / 2).collect();
         }
     }

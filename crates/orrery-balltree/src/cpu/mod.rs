@@ -30,26 +30,27 @@ use crate::partition::Partition;
 use crate::split::Coord;
 use crate::tree::BallTree;
 
-/// Calls `$f::<C, D>($args)` with the const `D` equal to the runtime `$dim` (1..=16).
+/// Calls `$f::<C, N>($args)` with the record width `N` (coordinates plus the index
+/// lane) equal to the runtime `$dim + 1` (`dim` in 1..=16).
 macro_rules! with_dim {
     ($dim:expr, $f:ident::<$t:ty>($($arg:expr),* $(,)?)) => {
         match $dim {
-            1 => $f::<$t, 1>($($arg),*),
-            2 => $f::<$t, 2>($($arg),*),
-            3 => $f::<$t, 3>($($arg),*),
-            4 => $f::<$t, 4>($($arg),*),
-            5 => $f::<$t, 5>($($arg),*),
-            6 => $f::<$t, 6>($($arg),*),
-            7 => $f::<$t, 7>($($arg),*),
-            8 => $f::<$t, 8>($($arg),*),
-            9 => $f::<$t, 9>($($arg),*),
-            10 => $f::<$t, 10>($($arg),*),
-            11 => $f::<$t, 11>($($arg),*),
-            12 => $f::<$t, 12>($($arg),*),
-            13 => $f::<$t, 13>($($arg),*),
-            14 => $f::<$t, 14>($($arg),*),
-            15 => $f::<$t, 15>($($arg),*),
-            16 => $f::<$t, 16>($($arg),*),
+            1 => $f::<$t, 2>($($arg),*),
+            2 => $f::<$t, 3>($($arg),*),
+            3 => $f::<$t, 4>($($arg),*),
+            4 => $f::<$t, 5>($($arg),*),
+            5 => $f::<$t, 6>($($arg),*),
+            6 => $f::<$t, 7>($($arg),*),
+            7 => $f::<$t, 8>($($arg),*),
+            8 => $f::<$t, 9>($($arg),*),
+            9 => $f::<$t, 10>($($arg),*),
+            10 => $f::<$t, 11>($($arg),*),
+            11 => $f::<$t, 12>($($arg),*),
+            12 => $f::<$t, 13>($($arg),*),
+            13 => $f::<$t, 14>($($arg),*),
+            14 => $f::<$t, 15>($($arg),*),
+            15 => $f::<$t, 16>($($arg),*),
+            16 => $f::<$t, 17>($($arg),*),
             _ => unreachable!("dim is validated to 1..=16"),
         }
     };
@@ -67,10 +68,10 @@ pub fn build<T: Real>(cloud: &PointCloud<'_, T>) -> Result<BallTree> {
     let (points, dim) = (cloud.points(), cloud.dim());
     match T::DTYPE {
         DType::F32 => {
-            with_dim!(dim, build_batches::<f32>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask))
+            with_dim!(dim, build_batches::<f32>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask));
         }
         DType::F64 => {
-            with_dim!(dim, build_batches::<f64>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask))
+            with_dim!(dim, build_batches::<f64>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask));
         }
         _ => unreachable!("Real is f32 or f64"),
     }
@@ -97,34 +98,34 @@ pub(crate) fn partition_rows<T: Real>(points: &[T], dim: usize, offsets: &[u32],
     let mut order = vec![0u32; n];
     match T::DTYPE {
         DType::F32 => {
-            with_dim!(dim, partition_batches::<f32>(bytemuck::cast_slice(points), offsets, levels, &mut order))
+            with_dim!(dim, partition_batches::<f32>(bytemuck::cast_slice(points), offsets, levels, &mut order));
         }
         DType::F64 => {
-            with_dim!(dim, partition_batches::<f64>(bytemuck::cast_slice(points), offsets, levels, &mut order))
+            with_dim!(dim, partition_batches::<f64>(bytemuck::cast_slice(points), offsets, levels, &mut order));
         }
         _ => unreachable!("Real is f32 or f64"),
     }
     order
 }
 
-fn build_batches<C: Coord, const D: usize>(points: &[C], layout: &TreeLayout, indices: &mut [u32], mask: &mut [bool]) {
-    let mut records = recurse::records::<C, D>(points, 0);
+fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, indices: &mut [u32], mask: &mut [bool]) {
+    let mut records = recurse::records::<C, N>(points, 0);
     let sizes = layout.sizes();
     let slots = || layout.slot_offsets().windows(2).map(|w| (w[1] - w[0]) as usize);
     let recs = cut(&mut records, sizes.iter().map(|&s| s as usize));
     let idx = cut(indices, slots());
     let msk = cut(mask, slots());
     recs.into_par_iter().zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(|(((r, i), m), &depth)| {
-        recurse::build_node::<C, D>(r, i, m, depth);
+        recurse::build_node::<C, N>(r, i, m, depth);
     });
 }
 
-fn partition_batches<C: Coord, const D: usize>(points: &[C], offsets: &[u32], levels: &[u32], order: &mut [u32]) {
-    let mut records = recurse::records::<C, D>(points, 0);
+fn partition_batches<C: Coord, const N: usize>(points: &[C], offsets: &[u32], levels: &[u32], order: &mut [u32]) {
+    let mut records = recurse::records::<C, N>(points, 0);
     let sizes = || offsets.windows(2).map(|w| (w[1] - w[0]) as usize);
     let recs = cut(&mut records, sizes());
     let outs = cut(order, sizes());
     recs.into_par_iter().zip(outs).zip(levels.par_iter()).for_each(|((r, o), &level)| {
-        recurse::partition_node::<C, D>(r, o, level);
+        recurse::partition_node::<C, N>(r, o, level);
     });
 }

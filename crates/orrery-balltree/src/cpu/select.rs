@@ -1,7 +1,10 @@
 //! Exact median selection and node bounds, sequential and parallel.
 //!
-//! Small nodes use `select_nth_unstable_by` (introselect, expected O(m)) and one
-//! sequential scan for the bounds. Nodes of at least [`PAR_SELECT_MIN`] records (the
+//! A node compares records by one integer, the packed key (coordinate key, index) of
+//! [`crate::split::Coord`]. Up to [`SMALL`] records are sorted by rank counting
+//! ([`rank_sort`]); larger nodes use `select_nth_unstable_by_key` (introselect,
+//! expected O(m)) and one sequential scan for the bounds. Nodes of at least
+//! [`PAR_SELECT_MIN`] records (the
 //! top levels of a large cloud, where there are fewer subtrees than cores) spread the
 //! same work over the pool:
 //!
@@ -20,13 +23,14 @@ use rayon::prelude::*;
 
 use crate::split::{Bounds, Coord, Record, rank_key};
 
-/// Nodes with at least this many records select and scan in parallel. Below it, one
-/// sequential pass (about 1 ms for 2^17 records of 16 bytes) is cheaper than the
-/// three-way pass plus its copy.
+/// Nodes with at least this many records select and scan in parallel. The parallel
+/// selection allocates and copies every record once per round, so it only pays where
+/// a node is large and there are fewer subtrees than threads: the first levels of a
+/// cloud of a million points, never the batches of 16384 points.
 pub(crate) const PAR_SELECT_MIN: usize = 1 << 17;
 
 /// Slices of at most this many records are sorted by [`rank_sort`].
-const SMALL: usize = 16;
+const SMALL: usize = 8;
 /// Records per chunk of the parallel passes.
 const CHUNK: usize = 1 << 14;
 /// Records in the sample of the parallel selection.
@@ -35,7 +39,7 @@ const SAMPLE: usize = 1024;
 const SAMPLE_MARGIN: usize = 48;
 
 /// The bounds of `records`, in parallel for large inputs.
-pub(crate) fn bounds<C: Coord, const D: usize>(records: &[Record<C::Key, D>]) -> Bounds<C::Key, D> {
+pub(crate) fn bounds<C: Coord, const N: usize>(records: &[Record<C::Key, N>]) -> Bounds<C::Key, N> {
     if records.len() < PAR_SELECT_MIN {
         return Bounds::of::<C>(records);
     }
@@ -44,15 +48,15 @@ pub(crate) fn bounds<C: Coord, const D: usize>(records: &[Record<C::Key, D>]) ->
 
 /// Reorders `records` so that `records[..k]` are the `k` smallest in the order of
 /// dimension `dim` (coordinate, index) and `records[k..]` the rest.
-pub(crate) fn select<C: Coord, const D: usize>(records: &mut [Record<C::Key, D>], k: usize, dim: usize) {
+pub(crate) fn select<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>], k: usize, dim: usize) {
     if k == 0 || k >= records.len() {
         return;
     }
     let mut v = records;
     let mut k = k;
     while v.len() >= PAR_SELECT_MIN {
-        let (lo, hi) = pivots::<C, D>(v, k, dim);
-        let (n_lo, n_mid) = three_way::<C, D>(v, lo, hi, dim);
+        let (lo, hi) = pivots::<C, N>(v, k, dim);
+        let (n_lo, n_mid) = three_way::<C, N>(v, lo, hi, dim);
         let (start, end) = if k < n_lo {
             (0, n_lo)
         } else if k < n_lo + n_mid {
@@ -70,21 +74,22 @@ pub(crate) fn select<C: Coord, const D: usize>(records: &mut [Record<C::Key, D>]
         }
     }
     if v.len() <= SMALL {
-        rank_sort::<C, D>(v, dim);
+        rank_sort::<C, N>(v, dim);
     } else {
-        v.select_nth_unstable_by_key(k, |r| rank_key::<C, D>(r, dim));
+        v.select_nth_unstable_by_key(k, |r| rank_key::<C, N>(r, dim));
     }
 }
 
 /// Sorts a small slice by rank counting: each record's rank is the number of keys below
 /// its own (`m^2` branch-free integer comparisons), then one move per record. For
-/// `m <= 16` this beats the insertion sort `select_nth_unstable` runs there, whose
-/// record shifts and mispredicted branches took a quarter of the build.
-fn rank_sort<C: Coord, const D: usize>(v: &mut [Record<C::Key, D>], dim: usize) {
+/// `m <= 8` this beats the insertion sort that `select_nth_unstable` runs on short
+/// slices (record shifts and mispredicted branches); at 16 the quadratic count costs
+/// more instructions than it saves (259 M against 241 M per build of 16 x 16384).
+fn rank_sort<C: Coord, const N: usize>(v: &mut [Record<C::Key, N>], dim: usize) {
     let m = v.len();
     let mut keys = [C::Packed::default(); SMALL];
     for (key, r) in keys.iter_mut().zip(v.iter()) {
-        *key = rank_key::<C, D>(r, dim);
+        *key = rank_key::<C, N>(r, dim);
     }
     let mut sorted = [v[0]; SMALL];
     for j in 0..m {
@@ -95,28 +100,28 @@ fn rank_sort<C: Coord, const D: usize>(v: &mut [Record<C::Key, D>], dim: usize) 
 }
 
 /// Two records of an evenly spaced sample that bracket rank `k`.
-fn pivots<C: Coord, const D: usize>(v: &[Record<C::Key, D>], k: usize, dim: usize) -> (C::Packed, C::Packed) {
+fn pivots<C: Coord, const N: usize>(v: &[Record<C::Key, N>], k: usize, dim: usize) -> (C::Packed, C::Packed) {
     let n = v.len();
-    let mut sample: Vec<C::Packed> = (0..SAMPLE).map(|j| rank_key::<C, D>(&v[j * n / SAMPLE], dim)).collect();
+    let mut sample: Vec<C::Packed> = (0..SAMPLE).map(|j| rank_key::<C, N>(&v[j * n / SAMPLE], dim)).collect();
     sample.sort_unstable();
     let r = k * SAMPLE / n;
     (sample[r.saturating_sub(SAMPLE_MARGIN)], sample[(r + SAMPLE_MARGIN).min(SAMPLE - 1)])
 }
 
 /// Partitions `v` into `< lo`, `[lo, hi]`, `> hi`; returns the sizes of the first two.
-fn three_way<C: Coord, const D: usize>(
-    v: &mut [Record<C::Key, D>],
+fn three_way<C: Coord, const N: usize>(
+    v: &mut [Record<C::Key, N>],
     lo: C::Packed,
     hi: C::Packed,
     dim: usize,
 ) -> (usize, usize) {
     type Parts<R> = [Vec<R>; 3];
-    let parts: Vec<Parts<Record<C::Key, D>>> = v
+    let parts: Vec<Parts<Record<C::Key, N>>> = v
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let mut p: Parts<Record<C::Key, D>> = [Vec::new(), Vec::with_capacity(chunk.len() / 8), Vec::new()];
+            let mut p: Parts<Record<C::Key, N>> = [Vec::new(), Vec::with_capacity(chunk.len() / 8), Vec::new()];
             for r in chunk {
-                let key = rank_key::<C, D>(r, dim);
+                let key = rank_key::<C, N>(r, dim);
                 let class = if key < lo {
                     0
                 } else if key > hi {

@@ -1,0 +1,60 @@
+//! Wall-clock timing of the CPU build on Erwin's benchmark shapes (3D uniform points),
+//! for a side-by-side with the reference (`tools/time_reference.py`).
+//!
+//! ```text
+//! cargo run --release -p orrery-balltree --example build_timing [-- repeats]
+//! ```
+//!
+//! Prints one row per workload: batches x points per batch, then the median and the
+//! minimum over the repeats (after two warm-up builds) of input validation plus build,
+//! for f64 and f32 input. Uses
+//! rayon's default pool (all cores; set RAYON_NUM_THREADS to change it).
+
+use std::time::Instant;
+
+use orrery_balltree::{Batches, PointCloud, build_balltree};
+use orrery_core::Real;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const WORKLOADS: [(usize, usize); 5] = [(16, 1024), (16, 4096), (16, 16384), (64, 16384), (1, 1 << 20)];
+
+/// Validation (finiteness, offsets) and build, as a caller pays them.
+fn build<T: Real>(points: &[T], batches: &Batches) {
+    let cloud = PointCloud::new(points, 3, batches.clone()).expect("valid cloud");
+    std::hint::black_box(build_balltree(&cloud).expect("build"));
+}
+
+fn time<T: Real>(points: &[T], batches: &Batches, repeats: usize) -> (f64, f64) {
+    for _ in 0..2 {
+        build(points, batches);
+    }
+    let mut ms: Vec<f64> = (0..repeats)
+        .map(|_| {
+            let t = Instant::now();
+            build(points, batches);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    (ms[ms.len() / 2], ms[0])
+}
+
+fn main() {
+    let repeats = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(11);
+    println!(
+        "orrery-balltree CPU build, 3D uniform, {} rayon threads, {repeats} repeats",
+        rayon::current_num_threads()
+    );
+    println!("{:>14} {:>12} {:>10} {:>12} {:>10}", "workload", "f64 median", "f64 min", "f32 median", "f32 min");
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for (b, n) in WORKLOADS {
+        let points: Vec<f64> = (0..b * n * 3).map(|_| rng.random::<f64>()).collect();
+        let narrow: Vec<f32> = points.iter().map(|&v| v as f32).collect();
+        let offsets: Vec<usize> = (0..=b).map(|i| i * n).collect();
+        let batches = Batches::from_offsets(&offsets).expect("valid offsets");
+        let (m64, lo64) = time(&points, &batches, repeats);
+        let (m32, lo32) = time(&narrow, &batches, repeats);
+        println!("{:>14} {m64:>9.2} ms {lo64:>7.2} ms {m32:>9.2} ms {lo32:>7.2} ms", format!("{b}x{n}"));
+    }
+}

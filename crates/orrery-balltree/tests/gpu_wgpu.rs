@@ -1,0 +1,16 @@
+//! The GPU build on wgpu against the CPU build (bit-identical indices and mask). Runs on
+//! any adapter (lavapipe in CI). Without one the tests print "skipped: <reason>" and
+//! pass, unless `ORRERY_REQUIRE_WGPU=1`.
+
+mod gpu_common;
+
+use std::sync::OnceLock;
+
+use orrery_backend_wgpu::WgpuExecutor;
+
+fn wgpu() -> Option<&'static WgpuExecutor> {
+    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
+    EXEC.get_or_init(|| gpu_common::open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
+}
+
+gpu_tests!(wgpu);
