@@ -3,10 +3,10 @@
 //!
 //! A node of `m >= 2` points splits
 //!
-//! 1. along the dimension of largest spread `max - min`, with the spread computed in
-//!    f64 from the coordinates widened to f64 (as Erwin's reference, which converts
-//!    its input to f64 first, so f32 input splits identically); ties go to the lowest
-//!    dimension, and a node whose points all coincide splits along dimension 0;
+//! 1. along the dimension of largest spread `max - min`, spreads compared exactly (see
+//!    [`split_dim_of`]: equal to Erwin's f64 rule whenever its f64 subtraction is exact,
+//!    and computable on GPUs without f64); ties go to the lowest dimension, and a node
+//!    whose points all coincide splits along dimension 0;
 //! 2. at the median of the total order *(coordinate on that dimension, point index)*:
 //!    the left child gets the `floor(m / 2)` smallest points, the right the rest.
 //!
@@ -163,7 +163,7 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
         self
     }
 
-    /// The split dimension: largest f64 spread, ties to the lowest dimension.
+    /// The split dimension: largest exact spread, ties to the lowest dimension.
     pub fn split_dim<C: Coord<Key = K>>(&self) -> usize {
         split_dim_of((0..N - 1).map(|d| (C::widen(self.lo[d]), C::widen(self.hi[d]))))
     }
@@ -171,18 +171,16 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
 
 /// The split dimension from per-dimension `(min, max)` pairs in f64: the first
 /// dimension whose spread is strictly larger than every earlier one (Erwin's
-/// `spread > max_spread` with `max_spread = 0` to start).
+/// `spread > max_spread` with `max_spread = 0` to start), with the spreads compared
+/// **exactly** (an error-free TwoSum pair per spread), not after rounding.
+///
+/// Erwin's reference compares f64-rounded spreads; the two rules differ only when an f64
+/// subtraction is inexact (bounds more than 2^29 apart in magnitude for f32 input) and
+/// the rounding flips a comparison. The exact rule is what every GPU kernel computes
+/// without f64 arithmetic (`gpu::spread`), so all executors agree by construction.
+/// f32 bounds widened to f64 are exact, so one f64 implementation serves both widths.
 pub(crate) fn split_dim_of(bounds: impl Iterator<Item = (f64, f64)>) -> usize {
-    let mut best = 0;
-    let mut best_spread = 0.0f64;
-    for (d, (lo, hi)) in bounds.enumerate() {
-        let spread = hi - lo;
-        if spread > best_spread {
-            best_spread = spread;
-            best = d;
-        }
-    }
-    best
+    crate::gpu::spread::split_dim_exact::<f64>(bounds)
 }
 
 /// The position of a record in the total order of dimension `dim`.
