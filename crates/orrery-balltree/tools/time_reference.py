@@ -5,6 +5,11 @@ examples/build_timing.rs: 3D uniform points, median and minimum over the repeats
 two warm-up builds. OMP_NUM_THREADS sets the threads (default: all cores).
 
     python tools/time_reference.py [repeats]
+
+For the full side-by-side (uniform and clustered points, 2D/3D/8D, every executor and
+this reference in one run) use the `balltree` bench suite and its peer,
+benches/python/balltree_peer.py (`cargo xtask bench balltree --peer
+benches/python/balltree_peer.py`; on the H200: benches/device/balltree.sh).
 """
 
 import os
