@@ -22,6 +22,9 @@ enum Suite {
     Keys,
     /// Device primitives: sort, scan, keys, copy.
     Primitives,
+    /// Batched ball tree build (Erwin layout): uniform and clustered points, 2D/3D/8D,
+    /// both GPU strategies; peer: `benches/python/balltree_peer.py` (balltree-erwin).
+    Balltree,
 }
 
 #[derive(Debug, Parser)]
@@ -48,23 +51,37 @@ struct Args {
     /// CPU threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Also run this Python script (e.g. benches/python/torch_primitives.py) and merge
-    /// the records it prints as JSON lines.
+    /// Also run this Python script (benches/python/peers.py for primitives,
+    /// benches/python/balltree_peer.py for balltree) and merge the records it prints as
+    /// JSON lines.
     #[arg(long)]
     peer: Option<PathBuf>,
 }
 
-fn run_suite<E: orrery_core::Executor>(suite: Suite, exec: &E, cfg: &Config) -> orrery_core::Result<Vec<Record>> {
+/// Runs `suite` on the CPU executor.
+fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config) -> orrery_core::Result<Vec<Record>> {
+    eprintln!("running {suite:?} on {}", orrery_core::Executor::name(exec));
+    match suite {
+        Suite::Keys => suites::keys::run(exec, cfg),
+        Suite::Primitives => suites::primitives::run(exec, cfg),
+        Suite::Balltree => suites::balltree::run_cpu(exec, cfg),
+    }
+}
+
+/// Runs `suite` on a GPU executor.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn run_gpu<E: orrery_core::GpuExecutor>(suite: Suite, exec: &E, cfg: &Config) -> orrery_core::Result<Vec<Record>> {
     eprintln!("running {suite:?} on {}", exec.name());
     match suite {
         Suite::Keys => suites::keys::run(exec, cfg),
         Suite::Primitives => suites::primitives::run(exec, cfg),
+        Suite::Balltree => suites::balltree::run_gpu(exec, cfg),
     }
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    let cfg = Config { quick: args.quick, warmup: args.warmup, repeats: args.repeats };
+    let cfg = Config { quick: args.quick, warmup: args.warmup, repeats: args.repeats, threads: args.threads };
     let mut env = Environment::detect();
     let mut records = Vec::new();
     let wants = |name: &str| args.executors.iter().any(|e| e == name);
@@ -74,14 +91,14 @@ fn main() -> Result<()> {
             Some(t) => CpuExecutor::with_threads(t)?,
             None => CpuExecutor::new(),
         };
-        records.extend(run_suite(args.suite, &cpu, &cfg).context("cpu executor")?);
+        records.extend(run_cpu(args.suite, &cpu, &cfg).context("cpu executor")?);
     }
     #[cfg(feature = "cuda")]
     if wants("cuda") {
         match orrery_backend_cuda::CudaExecutor::from_env() {
             Ok(exec) => {
                 env.gpus.push(orrery_core::Executor::name(&exec));
-                records.extend(run_suite(args.suite, &exec, &cfg).context("cuda executor")?);
+                records.extend(run_gpu(args.suite, &exec, &cfg).context("cuda executor")?);
             }
             Err(e) => eprintln!("cuda skipped: {e}"),
         }
@@ -91,36 +108,49 @@ fn main() -> Result<()> {
         match orrery_backend_wgpu::WgpuExecutor::new() {
             Ok(exec) => {
                 env.gpus.push(orrery_core::Executor::name(&exec));
-                records.extend(run_suite(args.suite, &exec, &cfg).context("wgpu executor")?);
+                records.extend(run_gpu(args.suite, &exec, &cfg).context("wgpu executor")?);
             }
             Err(e) => eprintln!("wgpu skipped: {e}"),
         }
     }
     if let Some(script) = &args.peer {
-        records.extend(run_peer(script, args.suite, args.quick)?);
+        records.extend(run_peer(script, args.suite, &cfg)?);
     }
     let _ = &mut env;
     let report = Report { environment: env, records };
     println!("{}", report.table());
     let name = format!("{:?}", args.suite).to_lowercase();
     report.write(&args.out, &name)?;
+    if args.suite == Suite::Balltree {
+        // Side by side: rows "uniform 3D 16x1024", columns "<executor> <dtype> <strategy>".
+        let pivot = report.pivot(3);
+        println!("{pivot}");
+        std::fs::write(args.out.join(format!("{name}.md")), pivot)?;
+    }
     eprintln!("wrote {}/{name}.json and .svg", args.out.display());
     Ok(())
 }
 
-/// Runs a peer benchmark script (`python3 SCRIPT SUITE [--quick]`) and parses the JSON
-/// records it prints one per line. A missing interpreter or module is reported and
+/// Runs a peer benchmark script (`python3 SCRIPT SUITE [--quick] --warmup W --repeats
+/// R`, with `OMP_NUM_THREADS` set to `--threads` when given) and parses the JSON records
+/// it prints one per line; its stderr passes through. A missing interpreter or module is reported and
 /// skipped, not fatal: the peers exist only on some machines.
-fn run_peer(script: &PathBuf, suite: Suite, quick: bool) -> Result<Vec<Record>> {
+fn run_peer(script: &PathBuf, suite: Suite, cfg: &Config) -> Result<Vec<Record>> {
     let mut cmd = std::process::Command::new("python3");
     cmd.arg(script).arg(format!("{suite:?}").to_lowercase());
-    if quick {
+    if cfg.quick {
         cmd.arg("--quick");
     }
+    cmd.args(["--warmup", &cfg.warmup.to_string(), "--repeats", &cfg.repeats.to_string()]);
+    if let Some(t) = cfg.threads {
+        cmd.env("OMP_NUM_THREADS", t.to_string());
+    }
+    cmd.stderr(std::process::Stdio::inherit());
+    eprintln!("running peer {}", script.display());
     let out = match cmd.output() {
         Ok(o) if o.status.success() => o,
         Ok(o) => {
-            eprintln!("peer {} failed: {}", script.display(), String::from_utf8_lossy(&o.stderr));
+            eprintln!("peer {} failed with {}", script.display(), o.status);
             return Ok(Vec::new());
         }
         Err(e) => {

@@ -128,6 +128,45 @@ impl Report {
         s
     }
 
+    /// A Markdown table of medians in ms with one row per workload and one column per
+    /// executor and variant, for suites whose workload names end in variant tokens: the
+    /// first `row_tokens` words of a workload name make the row (`"uniform 3D
+    /// 16x1024"`), the executor's first word and the remaining words the column
+    /// (`"cuda:0 f32 Hybrid"`). Rows and columns keep the order of first appearance.
+    pub fn pivot(&self, row_tokens: usize) -> String {
+        let mut rows: Vec<String> = Vec::new();
+        let mut cols: Vec<String> = Vec::new();
+        let mut cells = std::collections::HashMap::new();
+        for r in &self.records {
+            let words: Vec<&str> = r.workload.split_whitespace().collect();
+            let split = row_tokens.min(words.len());
+            let row = words[..split].join(" ");
+            let exec = r.executor.split_whitespace().next().unwrap_or("?");
+            let col = std::iter::once(exec).chain(words[split..].iter().copied()).collect::<Vec<_>>().join(" ");
+            if !rows.contains(&row) {
+                rows.push(row.clone());
+            }
+            if !cols.contains(&col) {
+                cols.push(col.clone());
+            }
+            cells.insert((row, col), r.stats.median_ms);
+        }
+        let mut s = format!("| workload | {} |\n|---|{}\n", cols.join(" | "), "---|".repeat(cols.len()));
+        for row in &rows {
+            let _ = write!(s, "| {row} |");
+            for col in &cols {
+                match cells.get(&(row.clone(), col.clone())) {
+                    Some(ms) => {
+                        let _ = write!(s, " {ms:.3} |");
+                    }
+                    None => s.push_str(" - |"),
+                }
+            }
+            s.push('\n');
+        }
+        s
+    }
+
     /// Writes `<dir>/<suite>.json` and `<dir>/<suite>.svg`.
     ///
     /// # Errors

@@ -1,6 +1,9 @@
 //! Benchmark suites. Each is a generic function over [`orrery_core::Executor`], so one
-//! definition measures every executor side by side.
+//! definition measures every executor side by side; `balltree` has a CPU entry point
+//! and one generic over [`orrery_core::GpuExecutor`], because its GPU build is not an
+//! executor primitive.
 
+pub mod balltree;
 pub mod keys;
 pub mod primitives;
 
@@ -13,4 +16,6 @@ pub struct Config {
     pub warmup: usize,
     /// Timed runs.
     pub repeats: usize,
+    /// CPU threads asked for (`None`: all cores); also handed to peers.
+    pub threads: Option<usize>,
 }
