@@ -62,7 +62,7 @@ fn bench_executor<E: GpuExecutor>(exec: &E, label: &str, rows: &mut Vec<Row>) {
         let devs: Vec<E::Buffer<f32>> = inputs.iter().map(|p| exec.upload(p).unwrap()).collect();
         let cpu: Vec<_> =
             inputs.iter().map(|p| build_balltree(&PointCloud::new(p, 3, batches.clone()).unwrap()).unwrap()).collect();
-        for strategy in [Strategy::LevelSort, Strategy::Hybrid] {
+        for &strategy in gpu_common::strategies(exec) {
             let mut builder = GpuBallTreeBuilder::<E>::new(strategy);
             for (k, dev) in devs.iter().enumerate() {
                 let tree = builder.build(exec, dev, 3, &batches).unwrap().download(exec).unwrap();
@@ -187,8 +187,8 @@ fn bench_gpu_build() {
 }
 
 /// One build of each large workload on CUDA, for a kernel profiler (`ncu --clock-control
-/// none --metrics gpu__time_duration.sum`): Hybrid 64 x 16384, Hybrid 1 x 2^20 and
-/// LevelSort 1 x 2^20, in that order.
+/// none --metrics gpu__time_duration.sum`): Hybrid 64 x 16384, Hybrid 1 x 2^20, Select
+/// 64 x 16384 and Select 1 x 2^20, in that order.
 #[test]
 #[ignore = "for a profiler: run with --ignored --exact profile_kernels_once"]
 fn profile_kernels_once() {
@@ -202,7 +202,8 @@ fn profile_kernels_once() {
     for (sizes, strategy) in [
         (vec![16384usize; 64], Strategy::Hybrid),
         (vec![1 << 20], Strategy::Hybrid),
-        (vec![1 << 20], Strategy::LevelSort),
+        (vec![16384usize; 64], Strategy::Select),
+        (vec![1 << 20], Strategy::Select),
     ] {
         let n: usize = sizes.iter().sum();
         let batches = Batches::from_offsets(&gpu_common::offsets(&sizes)).unwrap();

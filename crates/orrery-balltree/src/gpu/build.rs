@@ -32,6 +32,10 @@ pub trait GpuReal: Real + sealed::Sealed {
     /// Entry point of the local phase.
     #[doc(hidden)]
     const LOCAL: &'static str;
+    /// Entry points of the Select strategy: transpose, bounds, round histogram, bucket
+    /// search, partition flags, scatter.
+    #[doc(hidden)]
+    const SELECT: [&'static str; 6];
 }
 
 impl GpuReal for f32 {
@@ -39,6 +43,14 @@ impl GpuReal for f32 {
     const CHOOSE: &'static str = "bt_choose_f32";
     const KEYS: &'static str = "bt_keys_f32";
     const LOCAL: &'static str = "bt_local_f32";
+    const SELECT: [&'static str; 6] = [
+        "bt_transpose_f32",
+        "bt_sbounds_f32",
+        "bt_select_count_f32",
+        "bt_select_find_f32",
+        "bt_select_flags_f32",
+        "bt_select_scatter_f32",
+    ];
 }
 
 impl GpuReal for f64 {
@@ -46,6 +58,14 @@ impl GpuReal for f64 {
     const CHOOSE: &'static str = "bt_choose_f64";
     const KEYS: &'static str = "bt_keys_f64";
     const LOCAL: &'static str = "bt_local_f64";
+    const SELECT: [&'static str; 6] = [
+        "bt_transpose_f64",
+        "bt_sbounds_f64",
+        "bt_select_count_f64",
+        "bt_select_find_f64",
+        "bt_select_flags_f64",
+        "bt_select_scatter_f64",
+    ];
 }
 
 /// How the GPU build splits the levels between global sorts and the local phase. Both
@@ -60,6 +80,11 @@ pub enum Strategy {
     /// memory. `L + 1 - log2(block slots)` sorts.
     #[default]
     Hybrid,
+    /// The levels of [`Strategy::Hybrid`], but each global level selects every node's
+    /// median by a segmented radix selection and partitions stably instead of sorting
+    /// all points, with the coordinates carried along in position order (coalesced
+    /// reads). CUDA only for now; other executors return [`Error::Unsupported`].
+    Select,
 }
 
 /// A ball tree in device memory: the slot indices and mask of [`BallTree`], as `u32`
@@ -121,6 +146,19 @@ struct Scratch<E: GpuExecutor> {
     keys: Option<E::Buffer<u64>>,
     /// Coordinates staged by the local phase (f32 or f64 as 32-bit words).
     staged: Option<E::Buffer<u32>>,
+    /// Select: the permutation's second buffer (ping-pong with `vals`).
+    vals_next: Option<E::Buffer<u32>>,
+    /// Select: coordinates in position order, dimension after dimension, and the second
+    /// buffer (f32 or f64 as 32-bit words).
+    coords: Option<E::Buffer<u32>>,
+    coords_next: Option<E::Buffer<u32>>,
+    /// Select: per-position flags and their exclusive scan (`n + 1`).
+    flags: Option<E::Buffer<u32>>,
+    scan: Option<E::Buffer<u32>>,
+    /// Select: per-segment selection state and round histograms (kept zero between
+    /// rounds by the bucket search).
+    state: Option<E::Buffer<u32>>,
+    hist: Option<E::Buffer<u32>>,
 }
 
 /// `slot` as a buffer of exactly `len` elements (at least 1: wgpu binds no empty buffer).
@@ -178,7 +216,22 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         Self {
             strategy,
             uploaded: None,
-            scratch: Scratch { vals: None, node_of: None, seg_dim: None, lo: None, hi: None, keys: None, staged: None },
+            scratch: Scratch {
+                vals: None,
+                node_of: None,
+                seg_dim: None,
+                lo: None,
+                hi: None,
+                keys: None,
+                staged: None,
+                vals_next: None,
+                coords: None,
+                coords_next: None,
+                flags: None,
+                scan: None,
+                state: None,
+                hist: None,
+            },
             out: None,
         }
     }
@@ -214,6 +267,13 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         if points.len() != n * dim {
             return Err(Error::LengthMismatch { what: "points", expected: n * dim, actual: points.len() });
         }
+        if self.strategy == Strategy::Select && exec.kind() != ExecutorKind::Cuda {
+            return Err(Error::Unsupported {
+                executor: exec.name(),
+                operation: "ball tree build with Strategy::Select".to_owned(),
+                reason: "the selection kernels exist in CUDA only; use Strategy::Hybrid".to_owned(),
+            });
+        }
         if T::DTYPE == DType::F64 && exec.kind() != ExecutorKind::Cuda {
             return Err(Error::Unsupported {
                 executor: exec.name(),
@@ -226,17 +286,24 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         let up = uploaded.as_ref().expect("plan prepared");
         prepare_output(exec, out, &up.plan.layout)?;
         let code_words = size_of::<T>() / 4;
+        let sorts = self.strategy != Strategy::Select;
         sized(exec, &mut s.vals, n)?;
-        sized(exec, &mut s.keys, n)?;
         sized(exec, &mut s.staged, up.plan.staged_slots * dim * code_words)?;
         if !up.plan.levels.is_empty() {
-            sized(exec, &mut s.node_of, n)?;
+            if sorts {
+                sized(exec, &mut s.keys, n)?;
+                sized(exec, &mut s.node_of, n)?;
+            }
             sized(exec, &mut s.seg_dim, up.plan.max_segments)?;
             sized(exec, &mut s.lo, up.plan.max_segments * dim * code_words)?;
             sized(exec, &mut s.hi, up.plan.max_segments * dim * code_words)?;
         }
         let out = out.as_ref().expect("output prepared");
-        run_levels::<E, T>(exec, up, s, points, n, dim)?;
+        if self.strategy == Strategy::Select {
+            run_levels_select::<E, T>(exec, up, s, points, n, dim)?;
+        } else {
+            run_levels::<E, T>(exec, up, s, points, n, dim)?;
+        }
         let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
         let blocks = up.plan.num_blocks();
         exec.launch(
@@ -263,7 +330,7 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         let local = local_shape(exec.kind());
         let local_slots = match self.strategy {
             Strategy::LevelSort => 2,
-            Strategy::Hybrid => local.capacity,
+            Strategy::Hybrid | Strategy::Select => local.capacity,
         };
         if let Some(up) = &self.uploaded
             && up.local == local
@@ -402,4 +469,216 @@ fn run_levels<E: GpuExecutor, T: GpuReal>(
         }
     }
     Ok(())
+}
+
+/// Words of one segment's selection state (`BT_SELECT_WORDS` in the kernels).
+const SELECT_WORDS: usize = 8;
+/// Histogram bins per segment and round (`BT_SELECT_BINS`): digits of up to 11 bits.
+const SELECT_BINS: usize = 2048;
+
+/// The rounds of the radix selection, most significant digit first: `(part, shift,
+/// width)` with part 0 the coordinate code (`code_bits` wide) and part 1 the point index
+/// (`index_bits` wide).
+fn select_rounds(code_bits: u32, index_bits: u32) -> Vec<[u32; 3]> {
+    let digit = SELECT_BINS.trailing_zeros();
+    let mut rounds = Vec::new();
+    for (part, bits) in [(0, code_bits), (1, index_bits)] {
+        let mut left = bits;
+        while left > 0 {
+            let width = left.min(digit);
+            left -= width;
+            rounds.push([part, left, width]);
+        }
+    }
+    rounds
+}
+
+/// The global levels of [`Strategy::Select`]: per level, bounds from the position-ordered
+/// coordinates, split dimensions, the radix selection of every node's pivot, and a stable
+/// partition of the permutation and the coordinates; leaves the point order in
+/// `scratch.vals`.
+fn run_levels_select<E: GpuExecutor, T: GpuReal>(
+    exec: &E,
+    up: &Uploaded<E>,
+    s: &mut Scratch<E>,
+    points: &E::Buffer<T>,
+    n: usize,
+    dim: usize,
+) -> Result<()> {
+    let transpose = T::SELECT[0];
+    let code_words = size_of::<T>() / 4;
+    let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
+    let per_item = |items: usize| Launch::per_item(items, ITEM_THREADS);
+    exec.iota(s.vals.as_mut().expect("sized"), 0)?;
+    if up.plan.levels.is_empty() {
+        return Ok(());
+    }
+    let segments_max = up.plan.max_segments;
+    sized(exec, &mut s.vals_next, n)?;
+    sized(exec, &mut s.coords, n * dim * code_words)?;
+    sized(exec, &mut s.coords_next, n * dim * code_words)?;
+    sized(exec, &mut s.flags, n)?;
+    sized(exec, &mut s.scan, n + 1)?;
+    sized(exec, &mut s.state, segments_max * SELECT_WORDS)?;
+    if s.hist.as_ref().is_none_or(|h| h.len() != segments_max * SELECT_BINS) {
+        sized(exec, &mut s.hist, segments_max * SELECT_BINS)?;
+        exec.fill(s.hist.as_mut().expect("sized"), 0)?;
+    }
+    exec.launch(
+        &BUILD,
+        transpose,
+        per_item(n),
+        &[KernelArg::Buffer(E::raw(points)), raw::<E>(get(s.coords.as_ref())), u(n), u(dim)],
+    )?;
+    let index_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
+    let rounds = select_rounds(8 * size_of::<T>() as u32, index_bits);
+    for level in &up.plan.levels {
+        select_level::<E, T>(exec, up, s, level, &rounds, n, dim)?;
+        std::mem::swap(&mut s.vals, &mut s.vals_next);
+        std::mem::swap(&mut s.coords, &mut s.coords_next);
+    }
+    Ok(())
+}
+
+/// One global level of [`Strategy::Select`]: bounds, split dimensions, the selection
+/// rounds, flags, scan and the stable partition into `vals_next` / `coords_next`.
+#[allow(clippy::too_many_lines)] // one launch after the other, each with its arguments
+fn select_level<E: GpuExecutor, T: GpuReal>(
+    exec: &E,
+    up: &Uploaded<E>,
+    s: &mut Scratch<E>,
+    level: &super::plan::LevelShape,
+    rounds: &[[u32; 3]],
+    n: usize,
+    dim: usize,
+) -> Result<()> {
+    let [_, bounds, count, find, flags_entry, scatter] = T::SELECT;
+    let code_words = size_of::<T>() / 4;
+    let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
+    let per_item = |items: usize| Launch::per_item(items, ITEM_THREADS);
+    let tiles = Launch { blocks: n.div_ceil(BOUNDS_TILE as usize) as u32, threads: ITEM_THREADS };
+    let segments = level.segments as usize;
+    let offset = level.offset as usize;
+    let words = segments * dim * code_words;
+    let (coords, perm) = (get(s.coords.as_ref()), get(s.vals.as_ref()));
+    let (lo, hi, seg_dim) = (get(s.lo.as_ref()), get(s.hi.as_ref()), get(s.seg_dim.as_ref()));
+    let (state, hist) = (get(s.state.as_ref()), get(s.hist.as_ref()));
+    exec.launch(&BUILD, "bt_reset_bounds", per_item(words), &[raw::<E>(lo), raw::<E>(hi), u(words)])?;
+    exec.launch(
+        &BUILD,
+        bounds,
+        tiles,
+        &[
+            raw::<E>(coords),
+            raw::<E>(&up.seg_starts),
+            raw::<E>(&up.seg_active),
+            raw::<E>(lo),
+            raw::<E>(hi),
+            u(n),
+            u(dim),
+            u(offset),
+            u(segments),
+        ],
+    )?;
+    exec.launch(
+        &BUILD,
+        T::CHOOSE,
+        per_item(segments),
+        &[raw::<E>(lo), raw::<E>(hi), raw::<E>(&up.seg_active), raw::<E>(seg_dim), u(segments), u(dim), u(offset)],
+    )?;
+    exec.launch(
+        &BUILD,
+        "bt_select_init",
+        per_item(segments),
+        &[raw::<E>(&up.seg_starts), raw::<E>(&up.seg_active), raw::<E>(state), u(n), u(offset), u(segments)],
+    )?;
+    for &[part, shift, width] in rounds {
+        let (part, shift, width) = (part as usize, shift as usize, width as usize);
+        exec.launch(
+            &BUILD,
+            count,
+            tiles,
+            &[
+                raw::<E>(coords),
+                raw::<E>(perm),
+                raw::<E>(&up.seg_starts),
+                raw::<E>(&up.seg_active),
+                raw::<E>(seg_dim),
+                raw::<E>(state),
+                raw::<E>(hist),
+                u(n),
+                u(offset),
+                u(segments),
+                u(part),
+                u(shift),
+                u(width),
+            ],
+        )?;
+        exec.launch(
+            &BUILD,
+            find,
+            per_item(segments * 32),
+            &[
+                raw::<E>(&up.seg_active),
+                raw::<E>(state),
+                raw::<E>(hist),
+                u(offset),
+                u(segments),
+                u(part),
+                u(shift),
+                u(width),
+            ],
+        )?;
+    }
+    exec.launch(
+        &BUILD,
+        flags_entry,
+        per_item(n),
+        &[
+            raw::<E>(coords),
+            raw::<E>(perm),
+            raw::<E>(&up.seg_starts),
+            raw::<E>(&up.seg_active),
+            raw::<E>(seg_dim),
+            raw::<E>(state),
+            raw::<E>(get(s.flags.as_ref())),
+            u(n),
+            u(offset),
+            u(segments),
+        ],
+    )?;
+    exec.exclusive_scan(get(s.flags.as_ref()), s.scan.as_mut().expect("sized"))?;
+    exec.launch(
+        &BUILD,
+        scatter,
+        per_item(n),
+        &[
+            raw::<E>(get(s.coords.as_ref())),
+            raw::<E>(get(s.vals.as_ref())),
+            raw::<E>(&up.seg_starts),
+            raw::<E>(&up.seg_active),
+            raw::<E>(get(s.scan.as_ref())),
+            raw::<E>(get(s.coords_next.as_ref())),
+            raw::<E>(get(s.vals_next.as_ref())),
+            u(n),
+            u(dim),
+            u(offset),
+            u(segments),
+        ],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::select_rounds;
+
+    #[test]
+    fn select_rounds_cover_code_then_index_bits_from_the_top() {
+        assert_eq!(select_rounds(32, 20), vec![[0, 21, 11], [0, 10, 11], [0, 0, 10], [1, 9, 11], [1, 0, 9]]);
+        let rounds = select_rounds(64, 1);
+        assert_eq!(rounds.len(), 7);
+        assert_eq!(rounds.iter().filter(|r| r[0] == 0).map(|r| r[2]).sum::<u32>(), 64);
+        assert_eq!(rounds.last(), Some(&[1, 0, 1]));
+    }
 }

@@ -16,8 +16,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 
-/// Both strategies; every case runs with each.
-pub const STRATEGIES: [Strategy; 2] = [Strategy::LevelSort, Strategy::Hybrid];
+/// The strategies `exec` runs (Select on CUDA only); every case runs with each.
+pub fn strategies<E: GpuExecutor>(exec: &E) -> &'static [Strategy] {
+    match exec.kind() {
+        orrery_core::ExecutorKind::Cuda => &[Strategy::LevelSort, Strategy::Hybrid, Strategy::Select],
+        _ => &[Strategy::LevelSort, Strategy::Hybrid],
+    }
+}
 
 /// An executor from `open`, or `None` after printing "skipped: <reason>"; with
 /// `require_var=1` a missing executor is a failure.
@@ -57,7 +62,7 @@ pub fn assert_same(label: &str, gpu: &BallTree, cpu: &BallTree) {
 pub fn check<E: GpuExecutor, T: GpuReal>(exec: &E, label: &str, points: &[T], dim: usize, offsets: &[usize]) {
     let cloud = PointCloud::new(points, dim, Batches::from_offsets(offsets).unwrap()).unwrap();
     let cpu = build_balltree(&cloud).unwrap();
-    for strategy in STRATEGIES {
+    for &strategy in strategies(exec) {
         let gpu =
             gpu::build_balltree_with(exec, &cloud, strategy).unwrap_or_else(|e| panic!("{label} [{strategy:?}]: {e}"));
         assert_same(&format!("{label} [{strategy:?}]"), &gpu, &cpu);
@@ -264,7 +269,7 @@ pub fn extreme_spreads<E: GpuExecutor>(exec: &E) {
 /// One builder across batch layouts: the plan is recomputed when the layout changes and
 /// reused when it does not; the device-resident tree matches the CPU each time.
 pub fn builder_reuse<E: GpuExecutor>(exec: &E) {
-    for strategy in STRATEGIES {
+    for &strategy in strategies(exec) {
         let mut builder = GpuBallTreeBuilder::<E>::new(strategy);
         for (sizes, dim, seed) in
             [(vec![1000usize, 5], 3usize, 1u64), (vec![5000], 3, 2), (vec![1000, 5], 3, 3), (vec![17, 2, 1], 8, 4)]
@@ -300,6 +305,10 @@ pub fn invalid_arguments<E: GpuExecutor>(exec: &E) {
     let mut builder = GpuBallTreeBuilder::<E>::new(Strategy::Hybrid);
     let dev = exec.upload(&[0.0f32; 12]).unwrap();
     let batches = Batches::single(4).unwrap();
+    if exec.kind() != ExecutorKind::Cuda {
+        let r = GpuBallTreeBuilder::<E>::new(Strategy::Select).build(exec, &dev, 3, &batches).map(|_| ());
+        assert!(matches!(r, Err(Error::Unsupported { .. })), "Select on {:?}: {r:?}", exec.kind());
+    }
     assert!(matches!(builder.build(exec, &dev, 0, &batches), Err(Error::InvalidArgument { .. })));
     assert!(matches!(builder.build(exec, &dev, 17, &batches), Err(Error::InvalidArgument { .. })));
     match builder.build(exec, &dev, 2, &batches) {
