@@ -50,7 +50,9 @@ pub fn clustered_rows(n: usize, dim: usize, seed: u64) -> Vec<f64> {
         })
         .collect();
     let total = *cumulative.last().expect("at least one cluster");
-    cumulative.iter_mut().for_each(|c| *c /= total);
+    for c in &mut cumulative {
+        *c /= total;
+    }
     let mut normal = || {
         // Box-Muller; `1 - u` keeps the logarithm's argument in (0, 1].
         let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
