@@ -16,8 +16,8 @@
 //!
 //! # What is timed
 //! - **GPUs** (any [`GpuExecutor`]: CUDA, wgpu): [`GpuBallTreeBuilder::build`] alone,
-//!   between two device event markers, for [`Strategy::Hybrid`] (the default) and
-//!   [`Strategy::LevelSort`] (the baseline). The points are already on the device, so
+//!   between two device event markers, for [`Strategy::Hybrid`] (the default),
+//!   [`Strategy::LevelSort`] (the baseline) and, on CUDA, [`Strategy::Select`]. The points are already on the device, so
 //!   there is no host validation, upload or download; the builder keeps its plan and
 //!   buffers across builds, as a training loop with a fixed batch layout would. The
 //!   warm-up builds (at least one) compile the kernels, upload the plan and grow the
@@ -158,7 +158,50 @@ pub fn run_cpu(exec: &CpuExecutor, cfg: &Config) -> Result<Vec<Record>> {
     Ok(records)
 }
 
-/// Times both strategies of one workload in coordinate type `T` on `exec`.
+/// The strategies timed on `exec`: [`Strategy::Hybrid`] (the default),
+/// [`Strategy::LevelSort`] (the baseline), and [`Strategy::Select`] on CUDA (the only
+/// executor that has it).
+fn strategies<E: GpuExecutor>(exec: &E) -> Vec<Strategy> {
+    let mut s = vec![Strategy::Hybrid, Strategy::LevelSort];
+    if exec.kind() == ExecutorKind::Cuda {
+        s.push(Strategy::Select);
+    }
+    s
+}
+
+/// Times one strategy on the device-resident input sets of one workload; `None` when
+/// the tree differs from the CPU build (reported, not timed).
+fn gpu_strategy<E: GpuExecutor, T: GpuReal>(
+    exec: &E,
+    cfg: &Config,
+    w: &Workload,
+    label: String,
+    strategy: Strategy,
+    (devs, batches, reference): (&[E::Buffer<T>], &Batches, &orrery_balltree::BallTree),
+) -> Result<Option<Record>> {
+    let mut builder = GpuBallTreeBuilder::<E>::new(strategy);
+    let tree = builder.build(exec, &devs[0], w.dim, batches)?.download(exec)?;
+    if tree != *reference {
+        eprintln!("{}: {label}: the GPU tree differs from the CPU build; not timed", exec.name());
+        return Ok(None);
+    }
+    let mut k = 0usize;
+    let stats = measure_with_setup(
+        exec,
+        cfg.warmup,
+        cfg.repeats,
+        &mut k,
+        |k| {
+            *k += 1;
+            Ok(())
+        },
+        |k| builder.build(exec, &devs[*k % devs.len()], w.dim, batches).map(drop),
+    )?;
+    Ok(Some(record(exec.name(), label, w.num_points(), stats)))
+}
+
+/// Times every strategy of one workload in coordinate type `T` on `exec`, skipping (and
+/// reporting) a strategy the executor cannot hold or does not support.
 fn gpu_workload<E: GpuExecutor, T: GpuReal>(
     exec: &E,
     cfg: &Config,
@@ -169,56 +212,44 @@ fn gpu_workload<E: GpuExecutor, T: GpuReal>(
     let batches = w.batches()?;
     let sets = inputs::<T>(w);
     let reference = build_balltree(&PointCloud::new(&sets[0], w.dim, batches.clone())?)?;
-    let devs = sets.iter().map(|p| exec.upload(p)).collect::<Result<Vec<_>>>()?;
+    let devs = match sets.iter().map(|p| exec.upload(p)).collect::<Result<Vec<_>>>() {
+        Ok(d) => d,
+        Err(e) => return skip_unfit(&exec.name(), &w.label(dtype, "(all strategies)"), Err(e)),
+    };
     drop(sets);
-    for strategy in [Strategy::Hybrid, Strategy::LevelSort] {
+    for strategy in strategies(exec) {
         let label = w.label(dtype, &format!("{strategy:?}"));
-        let mut builder = GpuBallTreeBuilder::<E>::new(strategy);
-        let tree = builder.build(exec, &devs[0], w.dim, &batches)?.download(exec)?;
-        if tree != reference {
-            eprintln!("{}: {label}: the GPU tree differs from the CPU build; not timed", exec.name());
-            continue;
+        match gpu_strategy(exec, cfg, w, label.clone(), strategy, (&devs, &batches, &reference)) {
+            Ok(Some(r)) => records.push(r),
+            Ok(None) => {}
+            Err(e) => skip_unfit(&exec.name(), &label, Err(e))?,
         }
-        let mut k = 0usize;
-        let stats = measure_with_setup(
-            exec,
-            cfg.warmup,
-            cfg.repeats,
-            &mut k,
-            |k| {
-                *k += 1;
-                Ok(())
-            },
-            |k| builder.build(exec, &devs[*k % devs.len()], w.dim, &batches).map(drop),
-        )?;
-        records.push(record(exec.name(), label, w.num_points(), stats));
     }
     Ok(())
 }
 
 /// Keeps going past a workload the executor cannot hold or run (reported on stderr).
-fn skip_unfit(exec_name: &str, result: Result<()>) -> Result<()> {
+fn skip_unfit(exec_name: &str, label: &str, result: Result<()>) -> Result<()> {
     match result {
         Err(e @ (Error::BufferTooLarge { .. } | Error::Unsupported { .. } | Error::OutOfDeviceMemory { .. })) => {
-            eprintln!("{exec_name}: workload skipped: {e}");
+            eprintln!("{exec_name}: {label} skipped: {e}");
             Ok(())
         }
         other => other,
     }
 }
 
-/// Runs the suite on a GPU executor: both strategies, f32 everywhere and f64 on CUDA
-/// for the workloads that ask for it.
+/// Runs the suite on a GPU executor: every strategy it has ([`strategies`]), f32
+/// everywhere and f64 on CUDA for the workloads that ask for it.
 ///
 /// # Errors
 /// Device failures other than a workload that does not fit or is unsupported.
 pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
-    let name = exec.name();
     let mut records = Vec::new();
     for w in workloads(cfg.quick) {
-        skip_unfit(&name, gpu_workload::<E, f32>(exec, cfg, &w, "f32", &mut records))?;
+        gpu_workload::<E, f32>(exec, cfg, &w, "f32", &mut records)?;
         if w.with_f64 && exec.kind() == ExecutorKind::Cuda {
-            skip_unfit(&name, gpu_workload::<E, f64>(exec, cfg, &w, "f64", &mut records))?;
+            gpu_workload::<E, f64>(exec, cfg, &w, "f64", &mut records)?;
         }
     }
     Ok(records)
