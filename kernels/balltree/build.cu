@@ -409,6 +409,7 @@ extern "C" __global__ void bt_node_keys(const u32* __restrict__ node_of, const u
 // (`coords_t`), so every pass reads them coalesced instead of gathering rows.
 #define BT_SELECT_BINS 2048u
 #define BT_SELECT_WORDS 8u
+static_assert(BT_SELECT_BINS == 8u * BT_ITEM_THREADS, "the bucket search reads 8 bins per thread");
 
 // A segment's selection state (BT_SELECT_WORDS u32 words; 8-byte aligned for u64 codes).
 template <typename O>
@@ -452,16 +453,19 @@ extern "C" __global__ void bt_transpose_f64(const double* __restrict__ points, d
 }
 
 // Initial state of every segment: rank floor(m / 2), nothing resolved (t = 0 for frozen
-// segments, which no round touches).
+// segments, which no round touches); `pending` (0 between levels) counts the active ones.
 extern "C" __global__ void bt_select_init(const u32* __restrict__ seg_starts, const u32* __restrict__ seg_active,
-                                          u32* __restrict__ state, u32 n, u32 level_offset, u32 segments) {
+                                          u32* __restrict__ state, u32* __restrict__ pending, u32 n,
+                                          u32 level_offset, u32 segments) {
     const u64 s = item_index();
     if (s >= segments) return;
     const u32* starts = seg_starts + level_offset;
     const u32 m = segment_end(starts, segments, (u32)s, n) - starts[s];
+    const bool active = seg_active[level_offset + s] != 0u;
     u32* w = state + s * BT_SELECT_WORDS;
-    w[0] = seg_active[level_offset + s] ? (m >> 1) : 0u;
+    w[0] = active ? (m >> 1) : 0u;
     for (u32 k = 1; k < BT_SELECT_WORDS; ++k) w[k] = 0u;
+    if (active) atomicAdd(pending, 1u);
 }
 
 // The digit of round (part, shift, width) of a candidate, or BT_PAD for a non-candidate.
@@ -474,17 +478,21 @@ __device__ __forceinline__ u32 select_digit(const SelectState<O>& st, O code, u3
 }
 
 // One round's histogram: thread t takes BT_BOUNDS_ITEMS consecutive positions of the
-// block's tile. A tile inside one segment counts in shared memory first.
+// block's tile. Lanes with the same (segment, digit) add once (warp aggregation: float
+// codes crowd into few digits, and same-address atomics serialise); a tile inside one
+// segment counts in shared memory first. Nothing to do once every segment is decided.
 template <typename F>
 __device__ __forceinline__ void select_count_impl(const F* __restrict__ coords_t, const u32* __restrict__ perm,
                                                   const u32* __restrict__ seg_starts,
                                                   const u32* __restrict__ seg_active,
                                                   const u32* __restrict__ seg_dim, u32* __restrict__ state,
-                                                  u32* __restrict__ hist, u32 n, u32 level_offset, u32 segments,
-                                                  u32 part, u32 shift, u32 width) {
+                                                  u32* __restrict__ hist, const u32* __restrict__ pending, u32 n,
+                                                  u32 level_offset, u32 segments, u32 part, u32 shift, u32 width) {
     typedef typename Coord<F>::Ord O;
     __shared__ u32 tile_hist[BT_SELECT_BINS];
+    if (*pending == 0u) return;
     const u32 tid = threadIdx.x;
+    const u32 lane = tid & 31u;
     const u64 base = (u64)blockIdx.x * (BT_ITEM_THREADS * BT_BOUNDS_ITEMS);
     if (base >= n) return;
     const u64 end = min(base + (u64)(BT_ITEM_THREADS * BT_BOUNDS_ITEMS), (u64)n);
@@ -503,18 +511,25 @@ __device__ __forceinline__ void select_count_impl(const F* __restrict__ coords_t
 #pragma unroll
     for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
         const u64 p = p0 + r;
-        if (p >= end) break;
-        while (s + 1u < segments && starts[s + 1u] <= (u32)p) ++s;
-        if (active[s] == 0u) continue;
-        const SelectState<O> st = *select_state<O>(state, s);
-        if (st.t == 0u) continue;
-        const O code = Coord<F>::ord(coords_t[(u64)seg_dim[s] * n + p]);
-        const u32 digit = select_digit<O>(st, code, perm[p], part, shift, width);
-        if (digit == BT_PAD) continue;
-        if (one) {
-            atomicAdd(&tile_hist[digit], 1u);
-        } else {
-            atomicAdd(&hist[(u64)s * BT_SELECT_BINS + digit], 1u);
+        u32 digit = BT_PAD;
+        if (p < end) {
+            while (s + 1u < segments && starts[s + 1u] <= (u32)p) ++s;
+            if (active[s] != 0u) {
+                const SelectState<O> st = *select_state<O>(state, s);
+                if (st.t != 0u) {
+                    const O code = Coord<F>::ord(coords_t[(u64)seg_dim[s] * n + p]);
+                    digit = select_digit<O>(st, code, perm[p], part, shift, width);
+                }
+            }
+        }
+        const u64 bin = (digit == BT_PAD) ? ~0ull : ((u64)s * BT_SELECT_BINS + digit);
+        const u32 same = __match_any_sync(0xffffffffu, bin);
+        if (digit != BT_PAD && lane == (u32)(__ffs(same) - 1)) {
+            if (one) {
+                atomicAdd(&tile_hist[digit], (u32)__popc(same));
+            } else {
+                atomicAdd(&hist[bin], (u32)__popc(same));
+            }
         }
     }
     if (one) {
@@ -529,66 +544,71 @@ __device__ __forceinline__ void select_count_impl(const F* __restrict__ coords_t
 extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
     bt_select_count_f32(const float* __restrict__ coords_t, const u32* __restrict__ perm,
                         const u32* __restrict__ seg_starts, const u32* __restrict__ seg_active,
-                        const u32* __restrict__ seg_dim, u32* __restrict__ state, u32* __restrict__ hist, u32 n,
-                        u32 level_offset, u32 segments, u32 part, u32 shift, u32 width) {
-    select_count_impl<float>(coords_t, perm, seg_starts, seg_active, seg_dim, state, hist, n, level_offset,
+                        const u32* __restrict__ seg_dim, u32* __restrict__ state, u32* __restrict__ hist,
+                        const u32* __restrict__ pending, u32 n, u32 level_offset, u32 segments, u32 part, u32 shift,
+                        u32 width) {
+    select_count_impl<float>(coords_t, perm, seg_starts, seg_active, seg_dim, state, hist, pending, n, level_offset,
                              segments, part, shift, width);
 }
 
 extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
     bt_select_count_f64(const double* __restrict__ coords_t, const u32* __restrict__ perm,
                         const u32* __restrict__ seg_starts, const u32* __restrict__ seg_active,
-                        const u32* __restrict__ seg_dim, u32* __restrict__ state, u32* __restrict__ hist, u32 n,
-                        u32 level_offset, u32 segments, u32 part, u32 shift, u32 width) {
-    select_count_impl<double>(coords_t, perm, seg_starts, seg_active, seg_dim, state, hist, n, level_offset,
+                        const u32* __restrict__ seg_dim, u32* __restrict__ state, u32* __restrict__ hist,
+                        const u32* __restrict__ pending, u32 n, u32 level_offset, u32 segments, u32 part, u32 shift,
+                        u32 width) {
+    select_count_impl<double>(coords_t, perm, seg_starts, seg_active, seg_dim, state, hist, pending, n, level_offset,
                               segments, part, shift, width);
 }
 
-// One warp per segment: the bucket that holds the pivot's rank; clears the histogram.
+// One block of BT_ITEM_THREADS threads per segment: the bucket that holds the pivot's
+// rank (each thread sums 8 bins, a block-wide exclusive scan, the thread whose range
+// holds the rank walks its bins); clears the histogram; a decided segment leaves
+// `pending`.
+#define BT_FIND_BINS (BT_SELECT_BINS / BT_ITEM_THREADS)
 template <typename O>
 __device__ __forceinline__ void select_find_impl(const u32* __restrict__ seg_active, u32* __restrict__ state,
-                                                 u32* __restrict__ hist, u32 level_offset, u32 segments, u32 part,
-                                                 u32 shift, u32 width) {
-    const u32 PER_LANE = BT_SELECT_BINS / 32u;
-    const u32 lane = threadIdx.x & 31u;
-    const u64 s = item_index() >> 5;
+                                                 u32* __restrict__ hist, u32* __restrict__ pending,
+                                                 u32 level_offset, u32 segments, u32 part, u32 shift, u32 width) {
+    __shared__ u32 warp_sums[BT_ITEM_THREADS / 32u];
+    const u32 tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+    const u32 s = blockIdx.x;
+    // (No early exit on `pending`: other blocks change it during this launch.)
     if (s >= segments || seg_active[level_offset + s] == 0u) return;
-    SelectState<O>* st = select_state<O>(state, (u32)s);
+    SelectState<O>* st = select_state<O>(state, s);
     const u32 t = st->t;
     if (t == 0u) return;
-    uint4* bins = reinterpret_cast<uint4*>(hist + s * BT_SELECT_BINS + lane * PER_LANE);
-    uint4 h[PER_LANE / 4u];
+    uint4* bins = reinterpret_cast<uint4*>(hist + (u64)s * BT_SELECT_BINS + tid * BT_FIND_BINS);
+    const uint4 h0 = bins[0], h1 = bins[1];
+    bins[0] = make_uint4(0u, 0u, 0u, 0u);
+    bins[1] = make_uint4(0u, 0u, 0u, 0u);
+    const u32 v[BT_FIND_BINS] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
     u32 sum = 0u;
 #pragma unroll
-    for (u32 q = 0; q < PER_LANE / 4u; ++q) {
-        h[q] = bins[q];
-        sum += h[q].x + h[q].y + h[q].z + h[q].w;
-    }
-#pragma unroll
-    for (u32 q = 0; q < PER_LANE / 4u; ++q) bins[q] = make_uint4(0u, 0u, 0u, 0u);
+    for (u32 k = 0; k < BT_FIND_BINS; ++k) sum += v[k];
     u32 incl = sum;
 #pragma unroll
     for (u32 w = 1u; w < 32u; w <<= 1) {
-        const u32 v = __shfl_up_sync(0xffffffffu, incl, w);
-        if (lane >= w) incl += v;
+        const u32 x = __shfl_up_sync(0xffffffffu, incl, w);
+        if (lane >= w) incl += x;
     }
-    const u32 excl = incl - sum;
-    if (!(excl <= t && t < incl)) return;
-    // This lane holds the bucket: walk its bins.
+    if (lane == 31u) warp_sums[warp] = incl;
+    __syncthreads();
+    u32 before = 0u;
+    for (u32 k = 0; k < warp; ++k) before += warp_sums[k];
+    const u32 excl = before + incl - sum;
+    if (!(excl <= t && t < excl + sum)) return;
+    // This thread holds the bucket: walk its bins.
     u32 c = excl, bucket = 0u, rank = 0u;
     bool found = false;
 #pragma unroll
-    for (u32 q = 0; q < PER_LANE / 4u; ++q) {
-        const u32 v[4] = {h[q].x, h[q].y, h[q].z, h[q].w};
-#pragma unroll
-        for (u32 k = 0; k < 4u; ++k) {
-            if (!found && t < c + v[k]) {
-                found = true;
-                bucket = lane * PER_LANE + q * 4u + k;
-                rank = t - c;
-            }
-            c += v[k];
+    for (u32 k = 0; k < BT_FIND_BINS; ++k) {
+        if (!found && t < c + v[k]) {
+            found = true;
+            bucket = tid * BT_FIND_BINS + k;
+            rank = t - c;
         }
+        c += v[k];
     }
     const u32 wmask = (1u << width) - 1u;
     if (part == 0u) {
@@ -599,18 +619,19 @@ __device__ __forceinline__ void select_find_impl(const u32* __restrict__ seg_act
         st->gi_mask |= wmask << shift;
     }
     st->t = rank;
+    if (rank == 0u) atomicSub(pending, 1u);
 }
 
-extern "C" __global__ void bt_select_find_f32(const u32* __restrict__ seg_active, u32* __restrict__ state,
-                                              u32* __restrict__ hist, u32 level_offset, u32 segments, u32 part,
-                                              u32 shift, u32 width) {
-    select_find_impl<u32>(seg_active, state, hist, level_offset, segments, part, shift, width);
+extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
+    bt_select_find_f32(const u32* __restrict__ seg_active, u32* __restrict__ state, u32* __restrict__ hist,
+                       u32* __restrict__ pending, u32 level_offset, u32 segments, u32 part, u32 shift, u32 width) {
+    select_find_impl<u32>(seg_active, state, hist, pending, level_offset, segments, part, shift, width);
 }
 
-extern "C" __global__ void bt_select_find_f64(const u32* __restrict__ seg_active, u32* __restrict__ state,
-                                              u32* __restrict__ hist, u32 level_offset, u32 segments, u32 part,
-                                              u32 shift, u32 width) {
-    select_find_impl<u64>(seg_active, state, hist, level_offset, segments, part, shift, width);
+extern "C" __global__ void __launch_bounds__(BT_ITEM_THREADS)
+    bt_select_find_f64(const u32* __restrict__ seg_active, u32* __restrict__ state, u32* __restrict__ hist,
+                       u32* __restrict__ pending, u32 level_offset, u32 segments, u32 part, u32 shift, u32 width) {
+    select_find_impl<u64>(seg_active, state, hist, pending, level_offset, segments, part, shift, width);
 }
 
 // flags[p] = 1 where position p goes to the left child: its key, on the resolved bits,
@@ -708,161 +729,6 @@ __device__ __forceinline__ u32 segment_points(const u32* __restrict__ nodes, u32
         m = ((j >> (bit - 1u)) & 1u) ? m - (m >> 1) : (m >> 1);
     }
     return m;
-}
-
-// ---- local phase: bitonic sort with the short strides in registers --------------------
-//
-// Thread (warp w, lane l) holds the slots w * 128 + l + 32 r, r < 4, of the block in
-// registers (LocalItem). Compare-exchange steps of stride j < 32 are warp shuffles,
-// strides 32 and 64 swap registers inside a thread; only strides of 128 and more go
-// through shared memory with a barrier. A merge stage k sorts towards ascending order
-// where bit k of the slot is 0; stages k <= 128 run entirely in registers. For a
-// segment of 2048 slots that is 10 barrier steps instead of 66.
-
-#define BT_WARP_SLOTS (32u * BT_LOCAL_ITEMS)
-static_assert(BT_LOCAL_ITEMS == 4u, "register_steps pairs the items of a thread for strides 32 and 64");
-
-// One slot in registers: the code of the split coordinate, the global point index (the
-// tie-break) and the local point number; padding is (all ones, all ones, BT_PAD).
-template <typename O>
-struct LocalItem {
-    O key;
-    u32 gi;
-    u32 li;
-};
-
-template <typename O>
-__device__ __forceinline__ bool item_less(const LocalItem<O>& a, const LocalItem<O>& b) {
-    return a.key < b.key || (a.key == b.key && a.gi < b.gi);
-}
-
-// Orders a pair held by one thread: a at slot sa, b = a + j; ascending where
-// sa & dir is 0 (dir: the stage bit k, or 0 in the last stage, which sorts a whole
-// segment ascending).
-template <typename O>
-__device__ __forceinline__ void exchange_in_thread(LocalItem<O>& a, LocalItem<O>& b, u32 sa, u32 dir) {
-    const bool ascending = (sa & dir) == 0u;
-    if (ascending ? item_less<O>(b, a) : item_less<O>(a, b)) {
-        const LocalItem<O> t = a;
-        a = b;
-        b = t;
-    }
-}
-
-// Orders the pair (this lane's item at slot s, lane ^ j's item at slot s ^ j).
-template <typename O>
-__device__ __forceinline__ void exchange_across_lanes(LocalItem<O>& x, u32 s, u32 j, u32 dir) {
-    LocalItem<O> p;
-    p.key = (O)__shfl_xor_sync(0xffffffffu, x.key, j);
-    p.gi = __shfl_xor_sync(0xffffffffu, x.gi, j);
-    p.li = __shfl_xor_sync(0xffffffffu, x.li, j);
-    const bool ascending = (s & dir) == 0u;
-    const bool lower = (s & j) == 0u;
-    // The lower slot keeps the smaller item when ascending, the larger otherwise.
-    const bool take = (lower == ascending) ? item_less<O>(p, x) : item_less<O>(x, p);
-    if (take) x = p;
-}
-
-// Steps of stage k (segments of S slots) with strides min(k/2, 64) .. 1, all in
-// registers. `s0` is the slot of item 0 (items r are at s0 + 32 r).
-template <typename O>
-__device__ __forceinline__ void register_steps(LocalItem<O> (&it)[BT_LOCAL_ITEMS], u32 s0, u32 k, u32 S) {
-    const u32 dir = k & (S - 1u);
-    if (k >= 128u) {
-        exchange_in_thread<O>(it[0], it[2], s0, dir);
-        exchange_in_thread<O>(it[1], it[3], s0 + 32u, dir);
-    }
-    if (k >= 64u) {
-        exchange_in_thread<O>(it[0], it[1], s0, dir);
-        exchange_in_thread<O>(it[2], it[3], s0 + 64u, dir);
-    }
-    for (u32 j = min(k >> 1, 16u); j > 0u; j >>= 1) {
-#pragma unroll
-        for (u32 r = 0; r < BT_LOCAL_ITEMS; ++r) exchange_across_lanes<O>(it[r], s0 + 32u * r, j, dir);
-    }
-}
-
-// The item of slot t: its local number from idx, its key from the staged coordinates.
-template <typename F>
-__device__ __forceinline__ LocalItem<typename Coord<F>::Ord> load_item(const u32* idx, const u32* gidx,
-                                                                       const u32* seg_dim, const F* coords,
-                                                                       u32 dim, u32 g, u32 t, u32 used) {
-    typedef typename Coord<F>::Ord O;
-    LocalItem<O> x;
-    x.key = ~(O)0;
-    x.gi = 0xffffffffu;
-    x.li = BT_PAD;
-    if (t < used) {
-        const u32 i = idx[t];
-        if (i != BT_PAD) {
-            const u32 d = (dim > 1u) ? seg_dim[t >> g] : 0u;
-            x.key = Coord<F>::ord(coords[(u64)i * dim + d]);
-            x.gi = gidx[i];
-            x.li = i;
-        }
-    }
-    return x;
-}
-
-// Sorts every aligned segment of S = 2^g slots of the block's `used` slots by
-// (key, global index); leaves the order in idx. Ends with a barrier.
-template <typename F>
-__device__ __forceinline__ void sort_segments(typename Coord<F>::Ord* key, u32* idx, const u32* gidx,
-                                              const u32* seg_dim, const F* coords, u32 dim, u32 g, u32 used) {
-    typedef typename Coord<F>::Ord O;
-    const u32 S = 1u << g;
-    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const u32 s0 = warp * BT_WARP_SLOTS + lane;
-    LocalItem<O> it[BT_LOCAL_ITEMS];
-#pragma unroll
-    for (u32 r = 0; r < BT_LOCAL_ITEMS; ++r) {
-        it[r] = load_item<F>(idx, gidx, seg_dim, coords, dim, g, s0 + 32u * r, used);
-    }
-    __syncthreads();  // every thread has read idx before anyone writes it
-    for (u32 k = 2u; k <= S && k <= BT_WARP_SLOTS; k <<= 1) register_steps<O>(it, s0, k, S);
-    for (u32 k = 2u * BT_WARP_SLOTS; k <= S; k <<= 1) {
-        // Strides k/2 .. 128 through shared memory, then 64 .. 1 in registers.
-#pragma unroll
-        for (u32 r = 0; r < BT_LOCAL_ITEMS; ++r) {
-            key[s0 + 32u * r] = it[r].key;
-            idx[s0 + 32u * r] = it[r].li;
-        }
-        __syncthreads();
-        const u32 dir = k & (S - 1u);
-        for (u32 j = k >> 1; j >= BT_WARP_SLOTS; j >>= 1) {
-            for (u32 q = threadIdx.x; q < used / 2u; q += BT_LOCAL_THREADS) {
-                const u32 a = ((q & ~(j - 1u)) << 1) | (q & (j - 1u));
-                const u32 b = a | j;
-                const bool ascending = (a & dir) == 0u;
-                const O ka = key[a], kb = key[b];
-                const u32 ia = idx[a], ib = idx[b];
-                bool greater = ka > kb;
-                if (ka == kb && ia != BT_PAD) greater = gidx[ia] > gidx[ib];
-                if (greater == ascending) {
-                    key[a] = kb;
-                    key[b] = ka;
-                    idx[a] = ib;
-                    idx[b] = ia;
-                }
-            }
-            __syncthreads();
-        }
-#pragma unroll
-        for (u32 r = 0; r < BT_LOCAL_ITEMS; ++r) {
-            const u32 t = s0 + 32u * r;
-            it[r].key = key[t];
-            it[r].li = idx[t];
-            it[r].gi = (it[r].li == BT_PAD) ? 0xffffffffu : gidx[it[r].li];
-        }
-        register_steps<O>(it, s0, k, S);
-        __syncthreads();  // every thread has read key and idx before the next stage's stores
-    }
-#pragma unroll
-    for (u32 r = 0; r < BT_LOCAL_ITEMS; ++r) {
-        const u32 t = s0 + 32u * r;
-        if (t < used) idx[t] = it[r].li;
-    }
-    __syncthreads();
 }
 
 template <typename F>
@@ -965,9 +831,36 @@ __device__ __forceinline__ void local_impl(const F* __restrict__ points, const u
             if (leader) seg_dim[c0 >> g] = best_dim;
             __syncthreads();
         }
-        // 2-3. Sort every aligned segment of S slots by (code of the split coordinate,
-        //      global index), ascending, padding last (sort_segments).
-        sort_segments<F>(key, idx, gidx, seg_dim, coords, dim, g, used);
+        // 2. Keys: the code of the split coordinate; padding sorts last.
+        for (u32 t = tid; t < used; t += T) {
+            const u32 i = idx[t];
+            const u32 d = (dim > 1u) ? seg_dim[t >> g] : 0u;
+            key[t] = (i == BT_PAD) ? ~(O)0 : C::ord(coords[(u64)i * dim + d]);
+        }
+        __syncthreads();
+        // 3. Bitonic sort of every aligned segment of S slots by (key, global index),
+        //    ascending. Real keys are below the padding key, so equal keys are two real
+        //    points (compared by global index) or two paddings (left alone).
+        for (u32 k = 2u; k <= S; k <<= 1) {
+            for (u32 j = k >> 1; j > 0u; j >>= 1) {
+                for (u32 q = tid; q < used / 2u; q += T) {
+                    const u32 a = ((q & ~(j - 1u)) << 1) | (q & (j - 1u));
+                    const u32 b = a | j;
+                    const bool ascending = ((a & (S - 1u)) & k) == 0u;
+                    const O ka = key[a], kb = key[b];
+                    const u32 ia = idx[a], ib = idx[b];
+                    bool greater = ka > kb;
+                    if (ka == kb && ia != BT_PAD) greater = gidx[ia] > gidx[ib];
+                    if (greater == ascending) {
+                        key[a] = kb;
+                        key[b] = ka;
+                        idx[a] = ib;
+                        idx[b] = ia;
+                    }
+                }
+                __syncthreads();
+            }
+        }
         // 4. The left child keeps the first floor(m/2) points in the first half; the right
         //    child's points move to the front of the second half; the rest is padding.
         u32 moved[R];

@@ -159,6 +159,8 @@ struct Scratch<E: GpuExecutor> {
     /// rounds by the bucket search).
     state: Option<E::Buffer<u32>>,
     hist: Option<E::Buffer<u32>>,
+    /// Select: the number of undecided segments (0 between levels).
+    pending: Option<E::Buffer<u32>>,
 }
 
 /// `slot` as a buffer of exactly `len` elements (at least 1: wgpu binds no empty buffer).
@@ -231,6 +233,7 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
                 scan: None,
                 state: None,
                 hist: None,
+                pending: None,
             },
             out: None,
         }
@@ -524,6 +527,9 @@ fn run_levels_select<E: GpuExecutor, T: GpuReal>(
         sized(exec, &mut s.hist, segments_max * SELECT_BINS)?;
         exec.fill(s.hist.as_mut().expect("sized"), 0)?;
     }
+    if s.pending.is_none() {
+        s.pending = Some(exec.upload(&[0u32])?);
+    }
     exec.launch(
         &BUILD,
         transpose,
@@ -562,7 +568,7 @@ fn select_level<E: GpuExecutor, T: GpuReal>(
     let words = segments * dim * code_words;
     let (coords, perm) = (get(s.coords.as_ref()), get(s.vals.as_ref()));
     let (lo, hi, seg_dim) = (get(s.lo.as_ref()), get(s.hi.as_ref()), get(s.seg_dim.as_ref()));
-    let (state, hist) = (get(s.state.as_ref()), get(s.hist.as_ref()));
+    let (state, hist, pending) = (get(s.state.as_ref()), get(s.hist.as_ref()), get(s.pending.as_ref()));
     exec.launch(&BUILD, "bt_reset_bounds", per_item(words), &[raw::<E>(lo), raw::<E>(hi), u(words)])?;
     exec.launch(
         &BUILD,
@@ -590,7 +596,15 @@ fn select_level<E: GpuExecutor, T: GpuReal>(
         &BUILD,
         "bt_select_init",
         per_item(segments),
-        &[raw::<E>(&up.seg_starts), raw::<E>(&up.seg_active), raw::<E>(state), u(n), u(offset), u(segments)],
+        &[
+            raw::<E>(&up.seg_starts),
+            raw::<E>(&up.seg_active),
+            raw::<E>(state),
+            raw::<E>(pending),
+            u(n),
+            u(offset),
+            u(segments),
+        ],
     )?;
     for &[part, shift, width] in rounds {
         let (part, shift, width) = (part as usize, shift as usize, width as usize);
@@ -606,6 +620,7 @@ fn select_level<E: GpuExecutor, T: GpuReal>(
                 raw::<E>(seg_dim),
                 raw::<E>(state),
                 raw::<E>(hist),
+                raw::<E>(pending),
                 u(n),
                 u(offset),
                 u(segments),
@@ -617,11 +632,12 @@ fn select_level<E: GpuExecutor, T: GpuReal>(
         exec.launch(
             &BUILD,
             find,
-            per_item(segments * 32),
+            Launch { blocks: segments as u32, threads: ITEM_THREADS },
             &[
                 raw::<E>(&up.seg_active),
                 raw::<E>(state),
                 raw::<E>(hist),
+                raw::<E>(pending),
                 u(offset),
                 u(segments),
                 u(part),
