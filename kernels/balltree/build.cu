@@ -478,9 +478,10 @@ __device__ __forceinline__ u32 select_digit(const SelectState<O>& st, O code, u3
 }
 
 // One round's histogram: thread t takes BT_BOUNDS_ITEMS consecutive positions of the
-// block's tile. Lanes with the same (segment, digit) add once (warp aggregation: float
-// codes crowd into few digits, and same-address atomics serialise); a tile inside one
-// segment counts in shared memory first. Nothing to do once every segment is decided.
+// block's tile. A tile inside one segment (the common case) reads the segment's state
+// once and counts in shared memory first. Nothing to do once every segment is decided.
+// (Warp aggregation with __match_any_sync measured slower: 13.9 / 11.9 / 9.1 us against
+// 9.4 / 10.5 / 8.3 us for the three busy rounds of 1 x 2^20.)
 template <typename F>
 __device__ __forceinline__ void select_count_impl(const F* __restrict__ coords_t, const u32* __restrict__ perm,
                                                   const u32* __restrict__ seg_starts,
@@ -492,7 +493,6 @@ __device__ __forceinline__ void select_count_impl(const F* __restrict__ coords_t
     __shared__ u32 tile_hist[BT_SELECT_BINS];
     if (*pending == 0u) return;
     const u32 tid = threadIdx.x;
-    const u32 lane = tid & 31u;
     const u64 base = (u64)blockIdx.x * (BT_ITEM_THREADS * BT_BOUNDS_ITEMS);
     if (base >= n) return;
     const u64 end = min(base + (u64)(BT_ITEM_THREADS * BT_BOUNDS_ITEMS), (u64)n);
@@ -500,44 +500,41 @@ __device__ __forceinline__ void select_count_impl(const F* __restrict__ coords_t
     const u32* active = seg_active + level_offset;
     const u32 first = segment_of(starts, segments, (u32)base);
     const u32 last = segment_of(starts, segments, (u32)(end - 1));
-    const bool one = first == last;
-    if (one) {
-        if (active[first] == 0u || select_state<O>(state, first)->t == 0u) return;
+    const u64 p0 = base + (u64)tid * BT_BOUNDS_ITEMS;
+    if (first == last) {
+        if (active[first] == 0u) return;
+        const SelectState<O> st = *select_state<O>(state, first);
+        if (st.t == 0u) return;
         for (u32 b = tid; b < BT_SELECT_BINS; b += BT_ITEM_THREADS) tile_hist[b] = 0u;
         __syncthreads();
-    }
-    const u64 p0 = base + (u64)tid * BT_BOUNDS_ITEMS;
-    u32 s = (p0 < end) ? segment_of(starts, segments, (u32)p0) : 0u;
+        const F* coords = coords_t + (u64)seg_dim[first] * n;
 #pragma unroll
-    for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
-        const u64 p = p0 + r;
-        u32 digit = BT_PAD;
-        if (p < end) {
-            while (s + 1u < segments && starts[s + 1u] <= (u32)p) ++s;
-            if (active[s] != 0u) {
-                const SelectState<O> st = *select_state<O>(state, s);
-                if (st.t != 0u) {
-                    const O code = Coord<F>::ord(coords_t[(u64)seg_dim[s] * n + p]);
-                    digit = select_digit<O>(st, code, perm[p], part, shift, width);
-                }
+        for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
+            const u64 p = p0 + r;
+            if (p < end) {
+                const u32 digit = select_digit<O>(st, Coord<F>::ord(coords[p]), perm[p], part, shift, width);
+                if (digit != BT_PAD) atomicAdd(&tile_hist[digit], 1u);
             }
         }
-        const u64 bin = (digit == BT_PAD) ? ~0ull : ((u64)s * BT_SELECT_BINS + digit);
-        const u32 same = __match_any_sync(0xffffffffu, bin);
-        if (digit != BT_PAD && lane == (u32)(__ffs(same) - 1)) {
-            if (one) {
-                atomicAdd(&tile_hist[digit], (u32)__popc(same));
-            } else {
-                atomicAdd(&hist[bin], (u32)__popc(same));
-            }
-        }
-    }
-    if (one) {
         __syncthreads();
         for (u32 b = tid; b < BT_SELECT_BINS; b += BT_ITEM_THREADS) {
             const u32 c = tile_hist[b];
             if (c != 0u) atomicAdd(&hist[(u64)first * BT_SELECT_BINS + b], c);
         }
+        return;
+    }
+    u32 s = (p0 < end) ? segment_of(starts, segments, (u32)p0) : 0u;
+#pragma unroll
+    for (u32 r = 0; r < BT_BOUNDS_ITEMS; ++r) {
+        const u64 p = p0 + r;
+        if (p >= end) break;
+        while (s + 1u < segments && starts[s + 1u] <= (u32)p) ++s;
+        if (active[s] == 0u) continue;
+        const SelectState<O> st = *select_state<O>(state, s);
+        if (st.t == 0u) continue;
+        const O code = Coord<F>::ord(coords_t[(u64)seg_dim[s] * n + p]);
+        const u32 digit = select_digit<O>(st, code, perm[p], part, shift, width);
+        if (digit != BT_PAD) atomicAdd(&hist[(u64)s * BT_SELECT_BINS + digit], 1u);
     }
 }
 

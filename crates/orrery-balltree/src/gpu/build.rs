@@ -87,6 +87,17 @@ pub enum Strategy {
     Select,
 }
 
+impl Strategy {
+    /// The fastest strategy `kind` runs: [`Strategy::Select`] on CUDA,
+    /// [`Strategy::Hybrid`] elsewhere (measurements in `docs/performance/balltree.md`).
+    pub fn fastest_for(kind: ExecutorKind) -> Self {
+        match kind {
+            ExecutorKind::Cuda => Strategy::Select,
+            _ => Strategy::Hybrid,
+        }
+    }
+}
+
 /// A ball tree in device memory: the slot indices and mask of [`BallTree`], as `u32`
 /// buffers (`mask` is 1 for a real point, 0 for a padding duplicate).
 pub struct DeviceBallTree<E: GpuExecutor> {

@@ -45,7 +45,25 @@
 //!
 //! [`Strategy::LevelSort`] (the baseline) runs the global levels down to the leaves and
 //! uses the local phase only to write them; [`Strategy::Hybrid`] (the default) switches
-//! to the local phase as early as the block size allows. Both give the same tree.
+//! to the local phase as early as the block size allows. [`Strategy::Select`] (CUDA; the
+//! fastest there, see [`Strategy::fastest_for`]) runs the levels of Hybrid but replaces
+//! each global level's sort of all points by a segmented selection of every node's
+//! median:
+//!
+//! - the coordinates are transposed once into position order, dimension after dimension,
+//!   and move with the permutation, so every pass reads them coalesced;
+//! - per level: bounds and split dimensions as above; then radix-selection rounds over
+//!   the key (code of the split coordinate, point index), most significant 11-bit digit
+//!   first: a histogram of the digits of every *candidate* (a point whose resolved bits
+//!   equal the pivot's so far; warp-aggregated, per-tile in shared memory) and one block
+//!   per node that finds the bucket of rank `floor(m/2)`. A node is *decided* as soon as
+//!   the pivot is the smallest candidate left: the left child is then every point whose
+//!   resolved bits are below the pivot's. Later rounds skip decided nodes (and return at
+//!   once when none is pending), so uniform data needs about 3 of the 5 rounds;
+//! - a stable partition: left flags, the executor's exclusive scan, one scatter of the
+//!   permutation and the coordinates.
+//!
+//! All three give the same tree.
 //!
 //! f64 coordinates are supported on CUDA (the same exact rules in f64; two stable sorts
 //! per level compose the 64-bit code and the node id), and are
@@ -97,13 +115,14 @@ use orrery_core::{GpuExecutor, Result};
 use crate::input::PointCloud;
 use crate::tree::BallTree;
 
-/// Builds the ball tree of every batch of `cloud` on `exec` ([`Strategy::Hybrid`]): the
-/// validated host points are uploaded, the tree is built on the device and downloaded.
+/// Builds the ball tree of every batch of `cloud` on `exec` with the fastest strategy it
+/// runs ([`Strategy::fastest_for`]): the validated host points are uploaded, the tree is
+/// built on the device and downloaded.
 ///
 /// # Errors
 /// As [`GpuBallTreeBuilder::build`].
 pub fn build_balltree<E: GpuExecutor, T: GpuReal>(exec: &E, cloud: &PointCloud<'_, T>) -> Result<BallTree> {
-    build_balltree_with(exec, cloud, Strategy::default())
+    build_balltree_with(exec, cloud, Strategy::fastest_for(exec.kind()))
 }
 
 /// [`build_balltree`] with an explicit [`Strategy`].
