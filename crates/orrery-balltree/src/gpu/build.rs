@@ -32,6 +32,10 @@ pub trait GpuReal: Real + sealed::Sealed {
     /// Entry point of the local phase.
     #[doc(hidden)]
     const LOCAL: &'static str;
+    /// Entry point of the local phase when every subtree's points arrive in index order
+    /// (Select): a packed sort key where the type allows.
+    #[doc(hidden)]
+    const LOCAL_ORDERED: &'static str;
     /// Entry points of the Select strategy: transpose, bounds, round histogram, bucket
     /// search, partition flags, scatter.
     #[doc(hidden)]
@@ -43,6 +47,7 @@ impl GpuReal for f32 {
     const CHOOSE: &'static str = "bt_choose_f32";
     const KEYS: &'static str = "bt_keys_f32";
     const LOCAL: &'static str = "bt_local_f32";
+    const LOCAL_ORDERED: &'static str = "bt_local_ordered_f32";
     const SELECT: [&'static str; 6] = [
         "bt_transpose_f32",
         "bt_sbounds_f32",
@@ -58,6 +63,7 @@ impl GpuReal for f64 {
     const CHOOSE: &'static str = "bt_choose_f64";
     const KEYS: &'static str = "bt_keys_f64";
     const LOCAL: &'static str = "bt_local_f64";
+    const LOCAL_ORDERED: &'static str = "bt_local_f64";
     const SELECT: [&'static str; 6] = [
         "bt_transpose_f64",
         "bt_sbounds_f64",
@@ -322,7 +328,7 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         let blocks = up.plan.num_blocks();
         exec.launch(
             &BUILD,
-            T::LOCAL,
+            if self.strategy == Strategy::Select { T::LOCAL_ORDERED } else { T::LOCAL },
             Launch { blocks: blocks as u32, threads: up.local.threads },
             &[
                 KernelArg::Buffer(E::raw(points)),

@@ -75,9 +75,17 @@ mod tests {
             assert!(BUILD.wgsl.contains(&format!("fn {entry}(")), "WGSL lacks {entry}");
         }
         let select = <f32 as crate::gpu::GpuReal>::SELECT.into_iter().chain(<f64 as crate::gpu::GpuReal>::SELECT);
-        for entry in ["bt_bounds_f64", "bt_choose_f64", "bt_keys_f64", "bt_node_keys", "bt_local_f64", "bt_select_init"]
-            .into_iter()
-            .chain(select)
+        for entry in [
+            "bt_bounds_f64",
+            "bt_choose_f64",
+            "bt_keys_f64",
+            "bt_node_keys",
+            "bt_local_f64",
+            "bt_select_init",
+            "bt_local_ordered_f32",
+        ]
+        .into_iter()
+        .chain(select)
         {
             assert!(BUILD.cuda.contains(&format!(" {entry}(")), "CUDA lacks {entry}");
         }
