@@ -2,8 +2,11 @@
 //! for a side-by-side with the reference (`tools/time_reference.py`).
 //!
 //! ```text
-//! cargo run --release -p orrery-balltree --example build_timing [-- repeats]
+//! cargo run --release -p orrery-balltree --example build_timing [-- repeats [workload [f64|f32]]]
 //! ```
+//!
+//! `workload` (say `64x16384`) and the width restrict the run to one row or one column,
+//! for profiling one case (`perf record`, `perf stat`).
 //!
 //! Prints one row per workload: batches x points per batch, then the median and the
 //! minimum over the repeats (after two warm-up builds) of input validation plus build,
@@ -41,7 +44,10 @@ fn time<T: Real>(points: &[T], batches: &Batches, repeats: usize) -> (f64, f64) 
 }
 
 fn main() {
-    let repeats = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(11);
+    let args: Vec<String> = std::env::args().collect();
+    let repeats = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(11);
+    let only = args.get(2).map(String::as_str);
+    let width = args.get(3).map(String::as_str);
     println!(
         "orrery-balltree CPU build, 3D uniform, {} rayon threads, {repeats} repeats",
         rayon::current_num_threads()
@@ -49,12 +55,17 @@ fn main() {
     println!("{:>14} {:>12} {:>10} {:>12} {:>10}", "workload", "f64 median", "f64 min", "f32 median", "f32 min");
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     for (b, n) in WORKLOADS {
+        let name = format!("{b}x{n}");
+        if only.is_some_and(|w| w != name) {
+            continue;
+        }
         let points: Vec<f64> = (0..b * n * 3).map(|_| rng.random::<f64>()).collect();
         let narrow: Vec<f32> = points.iter().map(|&v| v as f32).collect();
         let offsets: Vec<usize> = (0..=b).map(|i| i * n).collect();
         let batches = Batches::from_offsets(&offsets).expect("valid offsets");
-        let (m64, lo64) = time(&points, &batches, repeats);
-        let (m32, lo32) = time(&narrow, &batches, repeats);
-        println!("{:>14} {m64:>9.2} ms {lo64:>7.2} ms {m32:>9.2} ms {lo32:>7.2} ms", format!("{b}x{n}"));
+        let skip = (f64::NAN, f64::NAN);
+        let (m64, lo64) = if width == Some("f32") { skip } else { time(&points, &batches, repeats) };
+        let (m32, lo32) = if width == Some("f64") { skip } else { time(&narrow, &batches, repeats) };
+        println!("{name:>14} {m64:>9.2} ms {lo64:>7.2} ms {m32:>9.2} ms {lo32:>7.2} ms");
     }
 }
