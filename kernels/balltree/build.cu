@@ -23,6 +23,15 @@
 //     bt_keys_f64      keys[i] = code(points[i][seg_dim]), vals[i] = i; host sorts on
 //                      0..64, then bt_node_keys keys[p] = node_of[vals[p]] and sorts on
 //                      0..node_bits (stable LSD composition: the same order).
+//   Per global level of the Select strategy (after bt_transpose_F once: coords_t[d][p]):
+//     bt_reset_bounds, bt_sbounds_F (bounds from coords_t, coalesced), bt_choose_F,
+//     bt_select_init   state[s] = rank floor(m/2), nothing resolved; pending += active
+//     rounds r < R     bt_select_count_F: histogram of the r-th 11-bit digit of every
+//                      candidate's key (code, point index); bt_select_find_F: per
+//                      segment the bucket of the pivot's rank, decided when it is the
+//                      bucket's smallest (see the section's comment)
+//     bt_select_flags_F, the executor's exclusive scan, bt_select_scatter_F: the stable
+//                      partition of perm and coords_t (ping-pong buffers)
 //   Local phase:
 //     bt_local_F       per block: up to CAPACITY / 2^h subtrees of 2^h slots. Stage the
 //                      block's coordinates contiguously (one gather); per local level
@@ -73,8 +82,18 @@
 //   64 x 16384 Hybrid: 3 global levels, bt_local 460 us; 0.98 ms by events.
 //   Resources (sm_90): bt_local_f32 56 registers, 27.8 KB shared; bt_local_f64 64, 36.1 KB;
 //   bt_bounds_f32 32 registers.
+//   1 x 2^20 Select (1.33 ms in kernels, 1.20 ms by events): per global level about
+//   103 us (bt_sbounds 10.5, rounds: count 9-11 us busy (3 rounds) / 2.8 idle, find
+//   3.6 / 2.4, flags 9, scan 7, scatter 16.6); bt_local_ordered_f32 405 us.
+//   64 x 16384 Select: 0.75 ms in kernels (bt_local_ordered 400 us), 0.71 ms by events.
 //   History: gathering coordinates from `points` at every local level instead of staging
 //   them cost bt_local 503-540 us; a separate assignment kernel cost 16.5 us per level.
+//   Register-resident bitonic steps (strides < 128 by warp shuffles, 10 barriers per
+//   2048-slot sort instead of 66) measured no faster (bt_local is ALU-bound: 69% issue
+//   slots busy, 2.8 IPC) and slower at 1024 slots (half the threads idle): reverted.
+//   Warp-aggregated histogram atomics (__match_any_sync) in bt_select_count: slower
+//   (13.9 / 11.9 / 9.1 us for the busy rounds against 9.4 / 10.5 / 8.3): removed. The
+//   packed u64 key of bt_local_ordered_f32: 459 -> 400 us.
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
