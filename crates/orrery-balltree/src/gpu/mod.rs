@@ -76,25 +76,25 @@
 //!
 //! Measured on one NVIDIA H200 (driver 580.159.04, CUDA 13.0; 2026-11-29), 3D uniform
 //! f32 points, device markers around [`GpuBallTreeBuilder::build`] after two warm-up
-//! builds, median of 10 rotating over three input sets (`tests/gpu_bench.rs`), in ms:
+//! builds, median of 10 rotating over three input sets (`cargo xtask bench balltree`,
+//! all in one run; `docs/performance/balltree.md` has clustered, 2D, 8D and f64), in ms:
 //!
-//! | workload | CUDA Hybrid | CUDA LevelSort | wgpu (Vulkan) Hybrid | wgpu LevelSort | CPU, 16 threads | Triton port (anchor) | balltree-erwin, 16 cores (anchor) |
-//! |---|---|---|---|---|---|---|---|
-//! | 16 x 1024   | 0.086 | 0.701 | 0.204 | 7.45 | 0.242 | 9.23 | 2.46 |
-//! | 16 x 4096   | 0.240 | 0.930 | 1.90 | 8.62 | 0.809 | 10.95 | 3.50 |
-//! | 16 x 16384  | 0.433 | 1.347 | 5.12 | 11.6 | 2.68 | 17.79 | 8.52 |
-//! | 64 x 16384  | 0.982 | 2.701 | 5.81 | 14.8 | 10.7 | 24.11 | 31.15 |
-//! | 1 x 1048576 | 2.017 | 3.757 | 12.4 | 18.9 | 19.1 | 51.56 | 643.9 |
+//! | workload | CUDA Select | CUDA Hybrid | CUDA LevelSort | wgpu (Vulkan) Hybrid | CPU, 16 threads | balltree-erwin, 16 threads |
+//! |---|---|---|---|---|---|---|
+//! | 16 x 1024   | 0.081 | 0.087 | 0.695 | 0.182 | 0.383 | 0.381 |
+//! | 16 x 4096   | 0.217 | 0.247 | 0.938 | 1.709 | 0.899 | 1.247 |
+//! | 16 x 16384  | 0.350 | 0.433 | 1.341 | 3.328 | 3.210 | 5.568 |
+//! | 64 x 16384  | 0.701 | 0.985 | 2.699 | 5.881 | 10.85 | 23.22 |
+//! | 1 x 1048576 | 1.232 | 2.014 | 3.741 | 11.19 | 17.89 | 463.3 |
 //!
-//! Where the CUDA time goes (Nsight Compute kernel durations, Hybrid 1 x 2^20, 1.98 ms
-//! in kernels): 9 global levels of about 175 us each — `bt_bounds` 39 us (13 us at level
-//! 0, where `perm` is the identity: the rest is the random gather of coordinates and the
-//! scatter of `node_of`), `bt_keys` 9 us, `bt_choose` 3 us, `bt_reset_bounds` 2 us and the
-//! sort 118 us (histogram 9.5 us, offsets 4.4 us, 4 or 5 onesweep passes of 16-24 us) —
-//! and `bt_local` 462 us (512 blocks of 2048 slots, two waves at 2 blocks per
-//! multiprocessor; 56 registers, 27 KB of shared memory). 64 x 16384: 3 global levels
-//! (about 160 us each) and `bt_local` 460 us. The wgpu times are dominated by the wgpu
-//! executor's sort (1.0 ms for 1M pairs against CUDA's 0.12 ms).
+//! Where the CUDA time goes (Nsight Compute kernel durations, 1 x 2^20): Hybrid spends
+//! 9 global levels of about 170 us (the sort 118 us of it, the random gather of
+//! coordinates for the bounds 37 us) and `bt_local` 462 us (ALU-bound bitonic sorts;
+//! 512 blocks of 2048 slots, two waves at 2 blocks per multiprocessor). Select's levels
+//! cost about 102 us (three busy selection rounds of about 13 us, flags, scan and
+//! scatter 31 us, bounds 10.5 us) and its packed-key local phase 405 us. The wgpu times
+//! are dominated by the wgpu executor's sort (1.0 ms for 1M pairs against CUDA's
+//! 0.12 ms).
 
 mod build;
 mod kernels;
