@@ -10,6 +10,10 @@
 //     bt_choose_f32    seg_dim[s] = split dimension (exact spread compare) or FROZEN
 //     bt_keys_f32      keys[i] = (code(points[i][seg_dim[node_of[i]]]), node_of[i]) as
 //                      vec2<u32> (low word = code, 0 in frozen segments), vals[i] = i
+//   Per global level of the Select strategy (after bt_transpose_f32 once): bt_reset_bounds,
+//     bt_sbounds_f32, bt_choose_f32, bt_select_init, rounds of bt_select_count_f32 and
+//     bt_select_find_f32, bt_select_flags_f32, the executor's scan, bt_select_scatter_f32:
+//     the segmented radix selection of build.cu (see its section), f32 only.
 //   Local phase:
 //     bt_local_f32     one workgroup finishes up to LOCAL_CAPACITY / 2^h subtrees of 2^h
 //                      slots: stage the coordinates; per local level split dimensions
@@ -331,6 +335,447 @@ fn bt_keys_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id)
     }
     ke_keys[i] = vec2<u32>(code, s);
     ke_vals[i] = i;
+}
+
+// ---- the Select strategy (see build.cu: the same kernels, f32 only) ------------------
+//
+// Coordinates in position order, dimension after dimension (coords_t), move with the
+// permutation; each active segment selects its pivot (rank floor(m/2) in the order
+// (code, point index)) by rounds over 11-bit digits of that key, then a stable
+// partition. A segment's state is SELECT_WORDS words: t (the pivot's rank among the
+// candidates, 0 = decided), gi_prefix, gi_mask, pad, code_prefix, code_mask.
+
+const SELECT_BINS: u32 = 2048u;
+const SELECT_WORDS: u32 = 8u;
+const FIND_BINS: u32 = 8u; // SELECT_BINS / ITEM_THREADS
+
+// ---- bt_transpose_f32 -----------------------------------------------------------------
+
+struct TransposeParams {
+    n: u32,
+    dim: u32,
+}
+
+@group(0) @binding(0) var<storage, read> tr_points: array<f32>;
+@group(0) @binding(1) var<storage, read_write> tr_coords: array<f32>;
+@group(0) @binding(2) var<uniform> tr_p: TransposeParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_transpose_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                    @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = item_index(wid, nwg, lid);
+    if p >= tr_p.n {
+        return;
+    }
+    for (var d = 0u; d < tr_p.dim; d++) {
+        tr_coords[d * tr_p.n + p] = tr_points[p * tr_p.dim + d];
+    }
+}
+
+// ---- bt_sbounds_f32: bounds from coords_t (coalesced) ----------------------------------
+
+@group(0) @binding(0) var<storage, read> sb_coords: array<f32>;
+@group(0) @binding(1) var<storage, read> sb_starts: array<u32>;
+@group(0) @binding(2) var<storage, read> sb_active: array<u32>;
+@group(0) @binding(3) var<storage, read_write> sb_lo: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> sb_hi: array<atomic<u32>>;
+@group(0) @binding(5) var<uniform> sb_p: BoundsParams;
+
+fn sb_segment_of(p: u32) -> u32 {
+    var lo = 0u;
+    var hi = sb_p.segments;
+    while hi - lo > 1u {
+        let mid = (lo + hi) >> 1u;
+        if sb_starts[sb_p.level_offset + mid] <= p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_sbounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+    let base = linear_block(wid, nwg) * (ITEM_THREADS * BOUNDS_ITEMS);
+    if base >= sb_p.n {
+        return;
+    }
+    let n = sb_p.n;
+    let end = min(base + ITEM_THREADS * BOUNDS_ITEMS, n);
+    let dim = sb_p.dim;
+    let off = sb_p.level_offset;
+    let first = sb_segment_of(base);
+    let last = sb_segment_of(end - 1u);
+    let p0 = base + tid * BOUNDS_ITEMS;
+    if first == last {
+        // One segment: a workgroup reduction (bd_red_* of bt_bounds_f32), one atomic per bound.
+        if sb_active[off + first] == 0u {
+            return;
+        }
+        for (var d = 0u; d < dim; d++) {
+            var lo = 0xffffffffu;
+            var hi = 0u;
+            for (var r = 0u; r < BOUNDS_ITEMS; r++) {
+                if p0 + r < end {
+                    let v = ord_f32(sb_coords[d * n + p0 + r]);
+                    lo = min(lo, v);
+                    hi = max(hi, v);
+                }
+            }
+            bd_red_lo[tid] = lo;
+            bd_red_hi[tid] = hi;
+            workgroupBarrier();
+            for (var w = ITEM_THREADS / 2u; w > 0u; w >>= 1u) {
+                if tid < w {
+                    bd_red_lo[tid] = min(bd_red_lo[tid], bd_red_lo[tid + w]);
+                    bd_red_hi[tid] = max(bd_red_hi[tid], bd_red_hi[tid + w]);
+                }
+                workgroupBarrier();
+            }
+            if tid == 0u {
+                atomicMin(&sb_lo[first * dim + d], bd_red_lo[0]);
+                atomicMax(&sb_hi[first * dim + d], bd_red_hi[0]);
+            }
+            workgroupBarrier();
+        }
+        return;
+    }
+    // Segment boundaries inside the workgroup: one atomic per position and bound.
+    if p0 >= end {
+        return;
+    }
+    var s = sb_segment_of(p0);
+    for (var r = 0u; r < BOUNDS_ITEMS; r++) {
+        let p = p0 + r;
+        if p >= end {
+            break;
+        }
+        while s + 1u < sb_p.segments && sb_starts[off + s + 1u] <= p {
+            s += 1u;
+        }
+        if sb_active[off + s] != 0u {
+            for (var d = 0u; d < dim; d++) {
+                let v = ord_f32(sb_coords[d * n + p]);
+                atomicMin(&sb_lo[s * dim + d], v);
+                atomicMax(&sb_hi[s * dim + d], v);
+            }
+        }
+    }
+}
+
+// ---- bt_select_init ----------------------------------------------------------------------
+
+struct SelectInitParams {
+    n: u32,
+    level_offset: u32,
+    segments: u32,
+}
+
+@group(0) @binding(0) var<storage, read> si_starts: array<u32>;
+@group(0) @binding(1) var<storage, read> si_active: array<u32>;
+@group(0) @binding(2) var<storage, read_write> si_state: array<u32>;
+@group(0) @binding(3) var<storage, read_write> si_pending: array<atomic<u32>>;
+@group(0) @binding(4) var<uniform> si_p: SelectInitParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_select_init(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+    let s = item_index(wid, nwg, lid);
+    if s >= si_p.segments {
+        return;
+    }
+    var end = si_p.n;
+    if s + 1u < si_p.segments {
+        end = si_starts[si_p.level_offset + s + 1u];
+    }
+    let m = end - si_starts[si_p.level_offset + s];
+    let is_active = si_active[si_p.level_offset + s] != 0u;
+    si_state[s * SELECT_WORDS] = select(0u, m >> 1u, is_active);
+    for (var k = 1u; k < SELECT_WORDS; k++) {
+        si_state[s * SELECT_WORDS + k] = 0u;
+    }
+    if is_active {
+        atomicAdd(&si_pending[0], 1u);
+    }
+}
+
+// ---- shared by bt_select_count_f32, bt_select_flags_f32, bt_select_scatter_f32 ----------
+// (bindings 0-3 are the same in the three kernels)
+
+@group(0) @binding(0) var<storage, read> sl_coords: array<f32>;
+@group(0) @binding(1) var<storage, read> sl_perm: array<u32>;
+@group(0) @binding(2) var<storage, read> sl_starts: array<u32>;
+@group(0) @binding(3) var<storage, read> sl_active: array<u32>;
+
+fn sl_segment_of(p: u32, off: u32, segments: u32) -> u32 {
+    var lo = 0u;
+    var hi = segments;
+    while hi - lo > 1u {
+        let mid = (lo + hi) >> 1u;
+        if sl_starts[off + mid] <= p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// ---- bt_select_count_f32 -------------------------------------------------------------
+
+struct CountParams {
+    n: u32,
+    level_offset: u32,
+    segments: u32,
+    part: u32,
+    shift: u32,
+    width: u32,
+}
+
+@group(0) @binding(4) var<storage, read> sc_seg_dim: array<u32>;
+@group(0) @binding(5) var<storage, read> sc_state: array<u32>;
+@group(0) @binding(6) var<storage, read_write> sc_hist: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> sc_pending: array<u32>;
+@group(0) @binding(8) var<uniform> sc_p: CountParams;
+
+var<workgroup> sc_tile: array<atomic<u32>, SELECT_BINS>;
+
+// The round's digit of point (code, gi) of segment s, or PAD for a non-candidate.
+fn sc_digit(s: u32, code: u32, gi: u32) -> u32 {
+    let w = s * SELECT_WORDS;
+    if (gi & sc_state[w + 2u]) != sc_state[w + 1u] || (code & sc_state[w + 5u]) != sc_state[w + 4u] {
+        return PAD;
+    }
+    let wmask = (1u << sc_p.width) - 1u;
+    return select((gi >> sc_p.shift) & wmask, (code >> sc_p.shift) & wmask, sc_p.part == 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_select_count_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                       @builtin(num_workgroups) nwg: vec3<u32>) {
+    if sc_pending[0] == 0u {
+        return;
+    }
+    let n = sc_p.n;
+    let base = linear_block(wid, nwg) * (ITEM_THREADS * BOUNDS_ITEMS);
+    if base >= n {
+        return;
+    }
+    let end = min(base + ITEM_THREADS * BOUNDS_ITEMS, n);
+    let off = sc_p.level_offset;
+    let first = sl_segment_of(base, off, sc_p.segments);
+    let last = sl_segment_of(end - 1u, off, sc_p.segments);
+    let p0 = base + tid * BOUNDS_ITEMS;
+    if first == last {
+        if sl_active[off + first] == 0u || sc_state[first * SELECT_WORDS] == 0u {
+            return;
+        }
+        for (var b = tid; b < SELECT_BINS; b += ITEM_THREADS) {
+            atomicStore(&sc_tile[b], 0u);
+        }
+        workgroupBarrier();
+        let d = sc_seg_dim[first];
+        for (var r = 0u; r < BOUNDS_ITEMS; r++) {
+            let p = p0 + r;
+            if p < end {
+                let digit = sc_digit(first, ord_f32(sl_coords[d * n + p]), sl_perm[p]);
+                if digit != PAD {
+                    atomicAdd(&sc_tile[digit], 1u);
+                }
+            }
+        }
+        workgroupBarrier();
+        for (var b = tid; b < SELECT_BINS; b += ITEM_THREADS) {
+            let c = atomicLoad(&sc_tile[b]);
+            if c != 0u {
+                atomicAdd(&sc_hist[first * SELECT_BINS + b], c);
+            }
+        }
+        return;
+    }
+    if p0 >= end {
+        return;
+    }
+    var s = sl_segment_of(p0, off, sc_p.segments);
+    for (var r = 0u; r < BOUNDS_ITEMS; r++) {
+        let p = p0 + r;
+        if p >= end {
+            break;
+        }
+        while s + 1u < sc_p.segments && sl_starts[off + s + 1u] <= p {
+            s += 1u;
+        }
+        if sl_active[off + s] == 0u || sc_state[s * SELECT_WORDS] == 0u {
+            continue;
+        }
+        let digit = sc_digit(s, ord_f32(sl_coords[sc_seg_dim[s] * n + p]), sl_perm[p]);
+        if digit != PAD {
+            atomicAdd(&sc_hist[s * SELECT_BINS + digit], 1u);
+        }
+    }
+}
+
+// ---- bt_select_find_f32: one workgroup of ITEM_THREADS per segment ------------------------
+
+struct FindParams {
+    level_offset: u32,
+    segments: u32,
+    part: u32,
+    shift: u32,
+    width: u32,
+}
+
+@group(0) @binding(0) var<storage, read> sf_active: array<u32>;
+@group(0) @binding(1) var<storage, read_write> sf_state: array<u32>;
+@group(0) @binding(2) var<storage, read_write> sf_hist: array<u32>;
+@group(0) @binding(3) var<storage, read_write> sf_pending: array<atomic<u32>>;
+@group(0) @binding(4) var<uniform> sf_p: FindParams;
+
+var<workgroup> sf_scan: array<u32, ITEM_THREADS>;
+var<workgroup> sf_t: u32;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_select_find_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                      @builtin(num_workgroups) nwg: vec3<u32>) {
+    let s = linear_block(wid, nwg);
+    if s >= sf_p.segments || sf_active[sf_p.level_offset + s] == 0u {
+        return;
+    }
+    if tid == 0u {
+        sf_t = sf_state[s * SELECT_WORDS];
+    }
+    let t = workgroupUniformLoad(&sf_t);
+    if t == 0u {
+        return;
+    }
+    let b0 = s * SELECT_BINS + tid * FIND_BINS;
+    var v: array<u32, FIND_BINS>;
+    var sum = 0u;
+    for (var k = 0u; k < FIND_BINS; k++) {
+        v[k] = sf_hist[b0 + k];
+        sf_hist[b0 + k] = 0u;
+        sum += v[k];
+    }
+    // Inclusive scan of the per-invocation sums (Hillis-Steele in workgroup memory).
+    sf_scan[tid] = sum;
+    workgroupBarrier();
+    for (var w = 1u; w < ITEM_THREADS; w <<= 1u) {
+        var x = 0u;
+        if tid >= w {
+            x = sf_scan[tid - w];
+        }
+        workgroupBarrier();
+        sf_scan[tid] += x;
+        workgroupBarrier();
+    }
+    let excl = sf_scan[tid] - sum;
+    if t < excl || t >= excl + sum {
+        return;
+    }
+    var c = excl;
+    var bucket = 0u;
+    var rank = 0u;
+    var found = false;
+    for (var k = 0u; k < FIND_BINS; k++) {
+        if !found && t < c + v[k] {
+            found = true;
+            bucket = tid * FIND_BINS + k;
+            rank = t - c;
+        }
+        c += v[k];
+    }
+    let w = s * SELECT_WORDS;
+    let wmask = (1u << sf_p.width) - 1u;
+    if sf_p.part == 0u {
+        sf_state[w + 4u] |= bucket << sf_p.shift;
+        sf_state[w + 5u] |= wmask << sf_p.shift;
+    } else {
+        sf_state[w + 1u] |= bucket << sf_p.shift;
+        sf_state[w + 2u] |= wmask << sf_p.shift;
+    }
+    sf_state[w] = rank;
+    if rank == 0u {
+        atomicSub(&sf_pending[0], 1u);
+    }
+}
+
+// ---- bt_select_flags_f32 -------------------------------------------------------------
+
+struct FlagsParams {
+    n: u32,
+    level_offset: u32,
+    segments: u32,
+}
+
+@group(0) @binding(4) var<storage, read> sg_seg_dim: array<u32>;
+@group(0) @binding(5) var<storage, read> sg_state: array<u32>;
+@group(0) @binding(6) var<storage, read_write> sg_flags: array<u32>;
+@group(0) @binding(7) var<uniform> sg_p: FlagsParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_select_flags_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                       @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = item_index(wid, nwg, lid);
+    if p >= sg_p.n {
+        return;
+    }
+    let s = sl_segment_of(p, sg_p.level_offset, sg_p.segments);
+    var left = 0u;
+    if sl_active[sg_p.level_offset + s] != 0u {
+        let w = s * SELECT_WORDS;
+        let code = ord_f32(sl_coords[sg_seg_dim[s] * sg_p.n + p]) & sg_state[w + 5u];
+        let gi = sl_perm[p] & sg_state[w + 2u];
+        let pc = sg_state[w + 4u];
+        left = select(0u, 1u, code < pc || (code == pc && gi < sg_state[w + 1u]));
+    }
+    sg_flags[p] = left;
+}
+
+// ---- bt_select_scatter_f32 -----------------------------------------------------------
+
+struct ScatterParams {
+    n: u32,
+    dim: u32,
+    level_offset: u32,
+    segments: u32,
+}
+
+@group(0) @binding(4) var<storage, read> ss_scan: array<u32>;
+@group(0) @binding(5) var<storage, read_write> ss_coords_out: array<f32>;
+@group(0) @binding(6) var<storage, read_write> ss_perm_out: array<u32>;
+@group(0) @binding(7) var<uniform> ss_p: ScatterParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_select_scatter_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = item_index(wid, nwg, lid);
+    let n = ss_p.n;
+    if p >= n {
+        return;
+    }
+    let off = ss_p.level_offset;
+    let s = sl_segment_of(p, off, ss_p.segments);
+    var dest = p;
+    if sl_active[off + s] != 0u {
+        let start = sl_starts[off + s];
+        var end = n;
+        if s + 1u < ss_p.segments {
+            end = sl_starts[off + s + 1u];
+        }
+        let half = (end - start) >> 1u;
+        let before = ss_scan[p] - ss_scan[start];
+        if ss_scan[p + 1u] != ss_scan[p] {
+            dest = start + before;
+        } else {
+            dest = start + half + (p - start - before);
+        }
+    }
+    ss_perm_out[dest] = sl_perm[p];
+    for (var d = 0u; d < ss_p.dim; d++) {
+        ss_coords_out[d * n + dest] = sl_coords[d * n + p];
+    }
 }
 
 // ---- bt_local_f32 -------------------------------------------------------------------

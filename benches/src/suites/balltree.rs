@@ -17,7 +17,7 @@
 //! # What is timed
 //! - **GPUs** (any [`GpuExecutor`]: CUDA, wgpu): [`GpuBallTreeBuilder::build`] alone,
 //!   between two device event markers, for [`Strategy::Hybrid`] (the default),
-//!   [`Strategy::LevelSort`] (the baseline) and, on CUDA, [`Strategy::Select`]. The points are already on the device, so
+//!   [`Strategy::LevelSort`] (the baseline) and [`Strategy::Select`]. The points are already on the device, so
 //!   there is no host validation, upload or download; the builder keeps its plan and
 //!   buffers across builds, as a training loop with a fixed batch layout would. The
 //!   warm-up builds (at least one) compile the kernels, upload the plan and grow the
@@ -158,16 +158,9 @@ pub fn run_cpu(exec: &CpuExecutor, cfg: &Config) -> Result<Vec<Record>> {
     Ok(records)
 }
 
-/// The strategies timed on `exec`: [`Strategy::Hybrid`] (the default),
-/// [`Strategy::LevelSort`] (the baseline), and [`Strategy::Select`] on CUDA (the only
-/// executor that has it).
-fn strategies<E: GpuExecutor>(exec: &E) -> Vec<Strategy> {
-    let mut s = vec![Strategy::Hybrid, Strategy::LevelSort];
-    if exec.kind() == ExecutorKind::Cuda {
-        s.push(Strategy::Select);
-    }
-    s
-}
+/// The strategies timed on every GPU executor: [`Strategy::Hybrid`] (the default),
+/// [`Strategy::LevelSort`] (the baseline) and [`Strategy::Select`].
+const STRATEGIES: [Strategy; 3] = [Strategy::Hybrid, Strategy::LevelSort, Strategy::Select];
 
 /// Times one strategy on the device-resident input sets of one workload; `None` when
 /// the tree differs from the CPU build (reported, not timed).
@@ -217,7 +210,7 @@ fn gpu_workload<E: GpuExecutor, T: GpuReal>(
         Err(e) => return skip_unfit(&exec.name(), &w.label(dtype, "(all strategies)"), Err(e)),
     };
     drop(sets);
-    for strategy in strategies(exec) {
+    for strategy in STRATEGIES {
         let label = w.label(dtype, &format!("{strategy:?}"));
         match gpu_strategy(exec, cfg, w, label.clone(), strategy, (&devs, &batches, &reference)) {
             Ok(Some(r)) => records.push(r),

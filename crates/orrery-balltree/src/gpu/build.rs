@@ -89,12 +89,12 @@ pub enum Strategy {
     /// The levels of [`Strategy::Hybrid`], but each global level selects every node's
     /// median by a segmented radix selection and partitions stably instead of sorting
     /// all points, with the coordinates carried along in position order (coalesced
-    /// reads). CUDA only for now; other executors return [`Error::Unsupported`].
+    /// reads). On every executor (f64 on CUDA only, as for the other strategies).
     Select,
 }
 
 impl Strategy {
-    /// The fastest strategy `kind` runs: [`Strategy::Select`] on CUDA,
+    /// The fastest strategy on `kind`: [`Strategy::Select`] on CUDA,
     /// [`Strategy::Hybrid`] elsewhere (measurements in `docs/performance/balltree.md`).
     pub fn fastest_for(kind: ExecutorKind) -> Self {
         match kind {
@@ -287,13 +287,6 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         if points.len() != n * dim {
             return Err(Error::LengthMismatch { what: "points", expected: n * dim, actual: points.len() });
         }
-        if self.strategy == Strategy::Select && exec.kind() != ExecutorKind::Cuda {
-            return Err(Error::Unsupported {
-                executor: exec.name(),
-                operation: "ball tree build with Strategy::Select".to_owned(),
-                reason: "the selection kernels exist in CUDA only; use Strategy::Hybrid".to_owned(),
-            });
-        }
         if T::DTYPE == DType::F64 && exec.kind() != ExecutorKind::Cuda {
             return Err(Error::Unsupported {
                 executor: exec.name(),
@@ -328,7 +321,11 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         let blocks = up.plan.num_blocks();
         exec.launch(
             &BUILD,
-            if self.strategy == Strategy::Select { T::LOCAL_ORDERED } else { T::LOCAL },
+            if self.strategy == Strategy::Select && exec.kind() == ExecutorKind::Cuda {
+                T::LOCAL_ORDERED
+            } else {
+                T::LOCAL
+            },
             Launch { blocks: blocks as u32, threads: up.local.threads },
             &[
                 KernelArg::Buffer(E::raw(points)),

@@ -70,22 +70,20 @@ mod tests {
     /// Every entry point the host launches exists in both languages (f64 in CUDA only).
     #[test]
     fn entry_points_exist_in_both_languages() {
-        for entry in ["bt_reset_bounds", "bt_bounds_f32", "bt_choose_f32", "bt_keys_f32", "bt_local_f32"] {
+        let f32_select = <f32 as crate::gpu::GpuReal>::SELECT;
+        for entry in
+            ["bt_reset_bounds", "bt_bounds_f32", "bt_choose_f32", "bt_keys_f32", "bt_local_f32", "bt_select_init"]
+                .into_iter()
+                .chain(f32_select)
+        {
             assert!(BUILD.cuda.contains(&format!(" {entry}(")), "CUDA lacks {entry}");
             assert!(BUILD.wgsl.contains(&format!("fn {entry}(")), "WGSL lacks {entry}");
         }
-        let select = <f32 as crate::gpu::GpuReal>::SELECT.into_iter().chain(<f64 as crate::gpu::GpuReal>::SELECT);
-        for entry in [
-            "bt_bounds_f64",
-            "bt_choose_f64",
-            "bt_keys_f64",
-            "bt_node_keys",
-            "bt_local_f64",
-            "bt_select_init",
-            "bt_local_ordered_f32",
-        ]
-        .into_iter()
-        .chain(select)
+        let f64_select = <f64 as crate::gpu::GpuReal>::SELECT;
+        for entry in
+            ["bt_bounds_f64", "bt_choose_f64", "bt_keys_f64", "bt_node_keys", "bt_local_f64", "bt_local_ordered_f32"]
+                .into_iter()
+                .chain(f64_select)
         {
             assert!(BUILD.cuda.contains(&format!(" {entry}(")), "CUDA lacks {entry}");
         }

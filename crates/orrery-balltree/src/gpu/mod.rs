@@ -45,8 +45,8 @@
 //!
 //! [`Strategy::LevelSort`] (the baseline) runs the global levels down to the leaves and
 //! uses the local phase only to write them; [`Strategy::Hybrid`] (the default) switches
-//! to the local phase as early as the block size allows. [`Strategy::Select`] (CUDA; the
-//! fastest there, see [`Strategy::fastest_for`]) runs the levels of Hybrid but replaces
+//! to the local phase as early as the block size allows. [`Strategy::Select`] (every
+//! executor; the fastest on CUDA, see [`Strategy::fastest_for`]) runs the levels of Hybrid but replaces
 //! each global level's sort of all points by a segmented selection of every node's
 //! median:
 //!

@@ -16,12 +16,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 
-/// The strategies `exec` runs (Select on CUDA only); every case runs with each.
-pub fn strategies<E: GpuExecutor>(exec: &E) -> &'static [Strategy] {
-    match exec.kind() {
-        orrery_core::ExecutorKind::Cuda => &[Strategy::LevelSort, Strategy::Hybrid, Strategy::Select],
-        _ => &[Strategy::LevelSort, Strategy::Hybrid],
-    }
+/// Every strategy; every case runs with each.
+pub fn strategies<E: GpuExecutor>(_exec: &E) -> &'static [Strategy] {
+    &[Strategy::LevelSort, Strategy::Hybrid, Strategy::Select]
 }
 
 /// An executor from `open`, or `None` after printing "skipped: <reason>"; with
@@ -305,10 +302,6 @@ pub fn invalid_arguments<E: GpuExecutor>(exec: &E) {
     let mut builder = GpuBallTreeBuilder::<E>::new(Strategy::Hybrid);
     let dev = exec.upload(&[0.0f32; 12]).unwrap();
     let batches = Batches::single(4).unwrap();
-    if exec.kind() != ExecutorKind::Cuda {
-        let r = GpuBallTreeBuilder::<E>::new(Strategy::Select).build(exec, &dev, 3, &batches).map(|_| ());
-        assert!(matches!(r, Err(Error::Unsupported { .. })), "Select on {:?}: {r:?}", exec.kind());
-    }
     assert!(matches!(builder.build(exec, &dev, 0, &batches), Err(Error::InvalidArgument { .. })));
     assert!(matches!(builder.build(exec, &dev, 17, &batches), Err(Error::InvalidArgument { .. })));
     match builder.build(exec, &dev, 2, &batches) {
