@@ -16,8 +16,8 @@
 //!
 //! # What is timed
 //! - **GPUs** (any [`GpuExecutor`]: CUDA, wgpu): [`GpuBallTreeBuilder::build`] alone,
-//!   between two device event markers, for [`Strategy::Hybrid`] (the default),
-//!   [`Strategy::LevelSort`] (the baseline) and [`Strategy::Select`]. The points are already on the device, so
+//!   between two device event markers, for [`Strategy::Hybrid`],
+//!   [`Strategy::LevelSort`] (the baseline) and [`Strategy::Select`] (the default). The points are already on the device, so
 //!   there is no host validation, upload or download; the builder keeps its plan and
 //!   buffers across builds, as a training loop with a fixed batch layout would. The
 //!   warm-up builds (at least one) compile the kernels, upload the plan and grow the
@@ -158,8 +158,8 @@ pub fn run_cpu(exec: &CpuExecutor, cfg: &Config) -> Result<Vec<Record>> {
     Ok(records)
 }
 
-/// The strategies timed on every GPU executor: [`Strategy::Hybrid`] (the default),
-/// [`Strategy::LevelSort`] (the baseline) and [`Strategy::Select`].
+/// The strategies timed on every GPU executor: [`Strategy::Hybrid`],
+/// [`Strategy::LevelSort`] (the baseline) and [`Strategy::Select`] (the default).
 const STRATEGIES: [Strategy; 3] = [Strategy::Hybrid, Strategy::LevelSort, Strategy::Select];
 
 /// Times one strategy on the device-resident input sets of one workload; `None` when

@@ -84,22 +84,24 @@ pub enum Strategy {
     /// Global sorts only while a node has more slots than a block holds (2048 on CUDA,
     /// 1024 on wgpu); then one block per subtree finishes its remaining levels in shared
     /// memory. `L + 1 - log2(block slots)` sorts.
-    #[default]
     Hybrid,
     /// The levels of [`Strategy::Hybrid`], but each global level selects every node's
     /// median by a segmented radix selection and partitions stably instead of sorting
     /// all points, with the coordinates carried along in position order (coalesced
-    /// reads). On every executor (f64 on CUDA only, as for the other strategies).
+    /// reads). On every executor (f64 on CUDA only, as for the other strategies); the
+    /// default: the fastest on CUDA and wgpu (`docs/performance/balltree.md`).
+    #[default]
     Select,
 }
 
 impl Strategy {
-    /// The fastest strategy on `kind`: [`Strategy::Select`] on CUDA,
-    /// [`Strategy::Hybrid`] elsewhere (measurements in `docs/performance/balltree.md`).
+    /// The fastest strategy on `kind`: [`Strategy::Select`] on CUDA and wgpu (measured
+    /// on the H200: `docs/performance/balltree.md`); a future executor may differ.
     pub fn fastest_for(kind: ExecutorKind) -> Self {
         match kind {
-            ExecutorKind::Cuda => Strategy::Select,
-            _ => Strategy::Hybrid,
+            ExecutorKind::Cuda | ExecutorKind::Wgpu => Strategy::Select,
+            // No GPU build runs on the CPU executor; the default for completeness.
+            ExecutorKind::Cpu => Strategy::default(),
         }
     }
 }
@@ -216,7 +218,7 @@ fn upload_nonempty<E: Executor>(exec: &E, data: &[u32]) -> Result<E::Buffer<u32>
 /// use orrery_core::Executor;
 ///
 /// let points = exec.upload(&[0.0f32, 0.0, 1.0, 0.0, 2.0, 0.1, 3.0, 0.0, 4.0, 0.2])?;
-/// let mut builder = GpuBallTreeBuilder::<E>::new(Strategy::Hybrid);
+/// let mut builder = GpuBallTreeBuilder::<E>::new(Strategy::Select);
 /// let tree = builder.build(exec, &points, 2, &Batches::single(5)?)?.download(exec)?;
 /// assert_eq!(tree.indices(), &[0, 0, 1, 1, 2, 2, 3, 4]);
 /// # Ok(())

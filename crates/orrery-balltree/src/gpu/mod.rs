@@ -44,9 +44,9 @@
 //!    leaves are then written as the CPU writes them.
 //!
 //! [`Strategy::LevelSort`] (the baseline) runs the global levels down to the leaves and
-//! uses the local phase only to write them; [`Strategy::Hybrid`] (the default) switches
-//! to the local phase as early as the block size allows. [`Strategy::Select`] (every
-//! executor; the fastest on CUDA, see [`Strategy::fastest_for`]) runs the levels of Hybrid but replaces
+//! uses the local phase only to write them; [`Strategy::Hybrid`] switches
+//! to the local phase as early as the block size allows. [`Strategy::Select`] (the
+//! default; the fastest on CUDA and wgpu, see [`Strategy::fastest_for`]) runs the levels of Hybrid but replaces
 //! each global level's sort of all points by a segmented selection of every node's
 //! median:
 //!
@@ -79,13 +79,13 @@
 //! builds, median of 10 rotating over three input sets (`cargo xtask bench balltree`,
 //! all in one run; `docs/performance/balltree.md` has clustered, 2D, 8D and f64), in ms:
 //!
-//! | workload | CUDA Select | CUDA Hybrid | CUDA LevelSort | wgpu (Vulkan) Hybrid | CPU, 16 threads | balltree-erwin, 16 threads |
-//! |---|---|---|---|---|---|---|
-//! | 16 x 1024   | 0.081 | 0.087 | 0.695 | 0.182 | 0.383 | 0.381 |
-//! | 16 x 4096   | 0.217 | 0.247 | 0.938 | 1.709 | 0.899 | 1.247 |
-//! | 16 x 16384  | 0.350 | 0.433 | 1.341 | 3.328 | 3.210 | 5.568 |
-//! | 64 x 16384  | 0.701 | 0.985 | 2.699 | 5.881 | 10.85 | 23.22 |
-//! | 1 x 1048576 | 1.232 | 2.014 | 3.741 | 11.19 | 17.89 | 463.3 |
+//! | workload | CUDA Select | CUDA Hybrid | CUDA LevelSort | wgpu (Vulkan) Select | wgpu Hybrid | CPU, 16 threads | balltree-erwin, 16 threads |
+//! |---|---|---|---|---|---|---|---|
+//! | 16 x 1024   | 0.083 | 0.087 | 0.718 | 0.214 | 0.247 | 0.411 | 0.482 |
+//! | 16 x 4096   | 0.235 | 0.250 | 0.961 | 1.393 | 1.984 | 0.993 | 1.637 |
+//! | 16 x 16384  | 0.392 | 0.442 | 1.368 | 2.585 | 3.968 | 3.495 | 7.356 |
+//! | 64 x 16384  | 0.709 | 0.994 | 2.727 | 2.843 | 5.175 | 12.86 | 29.17 |
+//! | 1 x 1048576 | 1.217 | 2.035 | 3.791 | 6.883 | 12.22 | 22.03 | 730.6 |
 //!
 //! Where the CUDA time goes (Nsight Compute kernel durations, 1 x 2^20): Hybrid spends
 //! 9 global levels of about 170 us (the sort 118 us of it, the random gather of
