@@ -109,12 +109,24 @@ pub(crate) fn partition_rows<T: Real>(points: &[T], dim: usize, offsets: &[u32],
 }
 
 fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, indices: &mut [u32], mask: &mut [bool]) {
-    let mut records = recurse::records::<C, N>(points, 0);
-    let sizes = layout.sizes();
     let slots = || layout.slot_offsets().windows(2).map(|w| (w[1] - w[0]) as usize);
-    let recs = cut(&mut records, sizes.iter().map(|&s| s as usize));
     let idx = cut(indices, slots());
     let msk = cut(mask, slots());
+    if layout.depths().len() >= rayon::current_num_threads() {
+        // At least a batch per thread: each task copies its own batch into records, so
+        // the build is one fork-join of the pool instead of two.
+        let offsets = layout.batches().offsets();
+        idx.into_par_iter().zip(msk).enumerate().for_each(|(b, (i, m))| {
+            let (start, end) = (offsets[b] as usize, offsets[b + 1] as usize);
+            let mut records =
+                recurse::records_sequential::<C, N>(&points[start * (N - 1)..end * (N - 1)], start as u32);
+            recurse::build_node::<C, N>(&mut records, i, m, layout.depths()[b]);
+        });
+        return;
+    }
+    let mut records = recurse::records::<C, N>(points, 0);
+    let sizes = layout.sizes();
+    let recs = cut(&mut records, sizes.iter().map(|&s| s as usize));
     recs.into_par_iter().zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(|(((r, i), m), &depth)| {
         recurse::build_node::<C, N>(r, i, m, depth);
     });

@@ -34,6 +34,11 @@ pub(crate) fn records<C: Coord, const N: usize>(points: &[C], first: u32) -> Vec
         .collect()
 }
 
+/// [`records`] on the calling thread (for one batch of many, each already a task).
+pub(crate) fn records_sequential<C: Coord, const N: usize>(points: &[C], first: u32) -> Vec<Record<C::Key, N>> {
+    points.chunks_exact(N - 1).enumerate().map(|(i, p)| Record::new::<C>(|d| p[d].key(), first + i as u32)).collect()
+}
+
 /// The two children of a node, as halves of its records.
 type Halves<'a, K, const N: usize> = (&'a mut [Record<K, N>], &'a mut [Record<K, N>]);
 
