@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU ball-tree tests on CUDA and Vulkan, then the side-by-side benchmark (balltree.sh).
+# GPU ball-tree tests on CUDA and Vulkan (every strategy), then the side-by-side benchmark
+# (balltree.sh), in one device call: bash benches/device/balltree_check.sh
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=$(mktemp -d)
