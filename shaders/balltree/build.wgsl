@@ -157,6 +157,21 @@ struct BoundsParams {
 var<workgroup> bd_red_lo: array<u32, ITEM_THREADS>;
 var<workgroup> bd_red_hi: array<u32, ITEM_THREADS>;
 
+// The workgroup's min of `lo` and max of `hi` into bd_red_lo[0] / bd_red_hi[0] (a tree in
+// workgroup memory; every invocation calls it, in uniform control flow).
+fn reduce_bounds(tid: u32, lo: u32, hi: u32) {
+    bd_red_lo[tid] = lo;
+    bd_red_hi[tid] = hi;
+    workgroupBarrier();
+    for (var w = ITEM_THREADS / 2u; w > 0u; w >>= 1u) {
+        if tid < w {
+            bd_red_lo[tid] = min(bd_red_lo[tid], bd_red_lo[tid + w]);
+            bd_red_hi[tid] = max(bd_red_hi[tid], bd_red_hi[tid + w]);
+        }
+        workgroupBarrier();
+    }
+}
+
 // The segment of position p: the last s < segments with starts[s] <= p.
 fn segment_of(p: u32) -> u32 {
     var lo = 0u;
@@ -219,16 +234,7 @@ fn bt_bounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
                     hi = max(hi, v);
                 }
             }
-            bd_red_lo[tid] = lo;
-            bd_red_hi[tid] = hi;
-            workgroupBarrier();
-            for (var w = ITEM_THREADS / 2u; w > 0u; w >>= 1u) {
-                if tid < w {
-                    bd_red_lo[tid] = min(bd_red_lo[tid], bd_red_lo[tid + w]);
-                    bd_red_hi[tid] = max(bd_red_hi[tid], bd_red_hi[tid + w]);
-                }
-                workgroupBarrier();
-            }
+            reduce_bounds(tid, lo, hi);
             if tid == 0u {
                 atomicMin(&bd_lo[first * dim + d], bd_red_lo[0]);
                 atomicMax(&bd_hi[first * dim + d], bd_red_hi[0]);
@@ -410,7 +416,7 @@ fn bt_sbounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
     let last = sb_segment_of(end - 1u);
     let p0 = base + tid * BOUNDS_ITEMS;
     if first == last {
-        // One segment: a workgroup reduction (bd_red_* of bt_bounds_f32), one atomic per bound.
+        // One segment: a workgroup reduction, one atomic per bound.
         if sb_active[off + first] == 0u {
             return;
         }
@@ -424,16 +430,7 @@ fn bt_sbounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
                     hi = max(hi, v);
                 }
             }
-            bd_red_lo[tid] = lo;
-            bd_red_hi[tid] = hi;
-            workgroupBarrier();
-            for (var w = ITEM_THREADS / 2u; w > 0u; w >>= 1u) {
-                if tid < w {
-                    bd_red_lo[tid] = min(bd_red_lo[tid], bd_red_lo[tid + w]);
-                    bd_red_hi[tid] = max(bd_red_hi[tid], bd_red_hi[tid + w]);
-                }
-                workgroupBarrier();
-            }
+            reduce_bounds(tid, lo, hi);
             if tid == 0u {
                 atomicMin(&sb_lo[first * dim + d], bd_red_lo[0]);
                 atomicMax(&sb_hi[first * dim + d], bd_red_hi[0]);
