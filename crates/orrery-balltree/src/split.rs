@@ -43,6 +43,8 @@ pub(crate) trait Coord: Real {
     fn index(lane: Self::Key) -> u32;
     /// `(key, index lane)` as one integer, ordered as the pair.
     fn pack(key: Self::Key, lane: Self::Key) -> Self::Packed;
+    /// `key - lo` for `key >= lo`, exact (keys of f32 differ by less than 2^32).
+    fn rel(key: Self::Key, lo: Self::Key) -> u64;
 }
 
 impl Coord for f32 {
@@ -72,6 +74,10 @@ impl Coord for f32 {
     fn pack(key: i32, lane: i32) -> i64 {
         (i64::from(key) << 32) | i64::from(lane.cast_unsigned())
     }
+    #[inline]
+    fn rel(key: i32, lo: i32) -> u64 {
+        u64::from(key.wrapping_sub(lo).cast_unsigned())
+    }
 }
 
 impl Coord for f64 {
@@ -99,6 +105,10 @@ impl Coord for f64 {
     #[inline]
     fn pack(key: i64, lane: i64) -> i128 {
         (i128::from(key) << 32) | i128::from(lane)
+    }
+    #[inline]
+    fn rel(key: i64, lo: i64) -> u64 {
+        key.wrapping_sub(lo).cast_unsigned()
     }
 }
 

@@ -13,6 +13,7 @@
 //! [`crate::RotatedPartition`]; a GPU executor produces the same types (bit-identical
 //! indices) from its level loop.
 
+mod histogram;
 mod recurse;
 mod rotate;
 mod select;
@@ -27,7 +28,7 @@ pub(crate) use recurse::cut;
 use crate::input::PointCloud;
 use crate::layout::TreeLayout;
 use crate::partition::Partition;
-use crate::split::Coord;
+use crate::split::{Bounds, Coord};
 use crate::tree::BallTree;
 
 /// Calls `$f::<C, N>($args)` with the record width `N` (coordinates plus the index
@@ -120,16 +121,24 @@ fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, in
             let (start, end) = (offsets[b] as usize, offsets[b + 1] as usize);
             let mut records =
                 recurse::records_sequential::<C, N>(&points[start * (N - 1)..end * (N - 1)], start as u32);
-            recurse::build_node::<C, N>(&mut records, i, m, layout.depths()[b]);
+            let mut spare = records.clone();
+            let bounds = Bounds::of::<C>(&records);
+            recurse::build_node::<C, N>(&mut records, &mut spare, &bounds, i, m, layout.depths()[b]);
         });
         return;
     }
     let mut records = recurse::records::<C, N>(points, 0);
+    let mut spare = records.clone();
     let sizes = layout.sizes();
-    let recs = cut(&mut records, sizes.iter().map(|&s| s as usize));
-    recs.into_par_iter().zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(|(((r, i), m), &depth)| {
-        recurse::build_node::<C, N>(r, i, m, depth);
-    });
+    let sizes = || sizes.iter().map(|&s| s as usize);
+    let recs = cut(&mut records, sizes());
+    let spares = cut(&mut spare, sizes());
+    recs.into_par_iter().zip(spares).zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(
+        |((((r, s), i), m), &depth)| {
+            let bounds = select::bounds::<C, N>(r);
+            recurse::build_node::<C, N>(r, s, &bounds, i, m, depth);
+        },
+    );
 }
 
 fn partition_batches<C: Coord, const N: usize>(points: &[C], offsets: &[u32], levels: &[u32], order: &mut [u32]) {

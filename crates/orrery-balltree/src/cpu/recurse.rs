@@ -16,7 +16,7 @@
 
 use rayon::prelude::*;
 
-use super::select;
+use super::{histogram, select};
 use crate::split::{Bounds, Coord, Record, rank_key};
 
 /// Nodes with at least this many records build their children as two rayon tasks. A
@@ -50,10 +50,21 @@ fn split<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>]) -> Halves<
     records.split_at_mut(k)
 }
 
-/// Builds the subtree of a node: `records` are its points, `indices` and `mask` its
-/// slots, `levels` the number of splits down to its leaves.
+/// Nodes of more than this many records split out of place by a histogram
+/// ([`histogram::split_into`]); smaller ones select in place.
+const HISTOGRAM_MIN: usize = 8;
+
+/// Builds the subtree of a node: `records` are its points and `bounds` their bounds,
+/// `spare` as many records of scratch, `indices` and `mask` its slots, `levels` the
+/// number of splits down to its leaves.
+///
+/// A node splits its records into `spare` (or in place, for the smallest and the
+/// largest nodes) and computes its children's bounds, so each child starts with its
+/// bounds known and the two buffers trade roles level by level.
 pub(crate) fn build_node<C: Coord, const N: usize>(
     records: &mut [Record<C::Key, N>],
+    spare: &mut [Record<C::Key, N>],
+    bounds: &Bounds<C::Key, N>,
     indices: &mut [u32],
     mask: &mut [bool],
     levels: u32,
@@ -63,28 +74,47 @@ pub(crate) fn build_node<C: Coord, const N: usize>(
         return;
     }
     if levels == 1 {
-        leaf_parent::<C, N>(records, indices, mask);
+        leaf_parent::<C, N>(records, bounds, indices, mask);
         return;
     }
     let m = records.len();
-    let (left, right) = split::<C, N>(records);
+    let dim = bounds.split_dim::<C>();
+    let k = m / 2;
+    let (split, other) = if m > HISTOGRAM_MIN && m < select::PAR_SELECT_MIN {
+        histogram::split_into::<C, N>(records, spare, dim, k, (bounds.lo[dim], bounds.hi[dim]));
+        (spare, records)
+    } else {
+        select::select::<C, N>(records, k, dim);
+        (records, spare)
+    };
+    let (left, right) = split.split_at_mut(k);
+    let (spare_left, spare_right) = other.split_at_mut(k);
+    let (left_bounds, right_bounds) = (select::bounds::<C, N>(left), select::bounds::<C, N>(right));
     let half = indices.len() / 2;
     let (il, ir) = indices.split_at_mut(half);
     let (ml, mr) = mask.split_at_mut(half);
     if m >= PAR_TASK_MIN {
-        rayon::join(|| build_node::<C, N>(left, il, ml, levels - 1), || build_node::<C, N>(right, ir, mr, levels - 1));
+        rayon::join(
+            || build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1),
+            || build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1),
+        );
     } else {
-        build_node::<C, N>(left, il, ml, levels - 1);
-        build_node::<C, N>(right, ir, mr, levels - 1);
+        build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1);
+        build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1);
     }
 }
 
 /// The parent of two leaves (2 to 4 points), split by ranks without moving records:
 /// half of all internal nodes are such, so their per-node overhead matters.
-fn leaf_parent<C: Coord, const N: usize>(records: &[Record<C::Key, N>], indices: &mut [u32], mask: &mut [bool]) {
+fn leaf_parent<C: Coord, const N: usize>(
+    records: &[Record<C::Key, N>],
+    bounds: &Bounds<C::Key, N>,
+    indices: &mut [u32],
+    mask: &mut [bool],
+) {
     let m = records.len();
     debug_assert!((2..=4).contains(&m), "a leaf parent holds 2 to 4 points");
-    let dim = Bounds::of::<C>(records).split_dim::<C>();
+    let dim = bounds.split_dim::<C>();
     let mut keys = [C::Packed::default(); 4];
     for (key, r) in keys.iter_mut().zip(records) {
         *key = rank_key::<C, N>(r, dim);

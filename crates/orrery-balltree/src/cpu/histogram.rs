@@ -1,0 +1,94 @@
+//! The median split of one node by a histogram of its split coordinate, out of place.
+//!
+//! `select_nth_unstable` on records of 16 to 68 bytes partitions with a branchy Hoare
+//! loop (std keeps its branch-free partition for elements of at most 8 bytes) and ends
+//! every selection in an insertion sort: on random points half of its comparisons
+//! mispredict, and the selection was more than half of the build. This split moves every
+//! record exactly once and branch-free instead:
+//!
+//! 1. **histogram**: the split coordinate's key, relative to the node's minimum and
+//!    shifted to at most [`MAX_BUCKET_BITS`] bits, counts records per bucket. The
+//!    bucket is a monotone function of the key, so every record of a lower bucket
+//!    precedes every record of a higher bucket in the order (coordinate, index);
+//! 2. **the median's bucket**: the prefix sum crossing rank `k`;
+//! 3. **scatter**: each record goes to `dst` in one of three regions (buckets below,
+//!    the median's bucket, above), its position chosen by conditional moves, so the
+//!    loop has no data-dependent branch;
+//! 4. **finish**: the median's bucket (a few records for points spread over the node)
+//!    is selected exactly by packed key, in place in `dst`.
+//!
+//! Keys are order-preserving integers of the floating-point bits, so on a node whose
+//! coordinates span many binades (the root of points in `[0, 1)`) the buckets are
+//! uneven; the median's bucket then holds a few percent of the node, still finished by
+//! the exact selection. Ties on the coordinate share a bucket and are ordered by index
+//! there: the split is the same set as any other exact selection's.
+
+use std::hint::select_unpredictable;
+
+use super::select;
+use crate::split::{Coord, Record};
+
+/// The largest histogram: 2^11 buckets (8 KiB of counters, in L1).
+const MAX_BUCKET_BITS: u32 = 11;
+/// Histograms up to 2^6 buckets live in a smaller array.
+const SMALL_BUCKET_BITS: u32 = 6;
+/// The smallest histogram.
+const MIN_BUCKET_BITS: u32 = 3;
+
+/// Buckets for a node of `m` records: about four records per bucket, so the counters
+/// cost a fraction of the record passes and the median's bucket holds a few records.
+fn bucket_bits(m: usize) -> u32 {
+    (m.max(1).ilog2().saturating_sub(2)).clamp(MIN_BUCKET_BITS, MAX_BUCKET_BITS)
+}
+
+/// Writes the records of `src` to `dst` (same length) so that `dst[..k]` holds the `k`
+/// smallest in the order (coordinate `dim`, index) and `dst[k..]` the rest. `lo` and
+/// `hi` are the smallest and largest key of dimension `dim` in `src`.
+pub(crate) fn split_into<C: Coord, const N: usize>(
+    src: &[Record<C::Key, N>],
+    dst: &mut [Record<C::Key, N>],
+    dim: usize,
+    k: usize,
+    (lo, hi): (C::Key, C::Key),
+) {
+    let m = src.len();
+    debug_assert_eq!(m, dst.len());
+    debug_assert!(k < m);
+    let bits = bucket_bits(m);
+    let span_bits = u64::BITS - C::rel(hi, lo).leading_zeros();
+    let shift = span_bits.saturating_sub(bits);
+    let bucket = |r: &Record<C::Key, N>| (C::rel(r.k[dim], lo) >> shift) as usize;
+
+    // Zero only the counters in use: most nodes are small.
+    let (mut small, mut large);
+    let counts: &mut [u32] = if bits <= SMALL_BUCKET_BITS {
+        small = [0u32; 1 << SMALL_BUCKET_BITS];
+        &mut small[..1 << bits]
+    } else {
+        large = [0u32; 1 << MAX_BUCKET_BITS];
+        &mut large[..1 << bits]
+    };
+    for r in src {
+        counts[bucket(r)] += 1;
+    }
+    // The median's bucket: `below` records in lower buckets, `below <= k < below + mid`.
+    let (mut median, mut below) = (0, 0);
+    while below + counts[median] as usize <= k {
+        below += counts[median] as usize;
+        median += 1;
+    }
+    let mid = counts[median] as usize;
+
+    let (mut n_lo, mut n_mid, mut n_hi) = (0, below, below + mid);
+    for r in src {
+        let b = bucket(r);
+        let (is_lo, is_hi) = (b < median, b > median);
+        let pos = select_unpredictable(is_lo, n_lo, select_unpredictable(is_hi, n_hi, n_mid));
+        dst[pos] = *r;
+        n_lo += usize::from(is_lo);
+        n_hi += usize::from(is_hi);
+        n_mid += usize::from(!is_lo && !is_hi);
+    }
+    debug_assert_eq!((n_lo, n_mid, n_hi), (below, below + mid, m));
+    select::select::<C, N>(&mut dst[below..below + mid], k - below, dim);
+}
