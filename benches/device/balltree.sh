@@ -10,9 +10,7 @@
 # table and stderr), env.txt, logs.tar.gz (everything, with the SVG).
 set -u
 R=$OUT; OUT=/tmp/results; mkdir -p $OUT   # the device returns at most 8 files: pack the logs
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PATH=$PATH:/usr/local/cuda/bin
-export XDG_RUNTIME_DIR=$(mktemp -d) ORRERY_KERNEL_CACHE=/tmp/orrery-kernels ORRERY_COMMIT=$(cat .device/COMMIT)
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/env.txt" 2>&1
 threads=$(nproc)

@@ -6,9 +6,7 @@
 #   bash benches/device/primitives.sh   (on the device machine, $OUT set; bundle in .device)
 set -u
 R=$OUT; OUT=/tmp/results; mkdir -p $OUT   # the device returns at most 8 files: pack the logs
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PATH=$PATH:/usr/local/cuda/bin
-export XDG_RUNTIME_DIR=$(mktemp -d) ORRERY_KERNEL_CACHE=/tmp/orrery-kernels ORRERY_COMMIT=$(cat .device/COMMIT)
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 OUT=$OUT bash .device/run.sh > "$OUT/tests.txt" 2>&1
 b=.device/bin
