@@ -41,11 +41,16 @@ fn bucket_bits(m: usize) -> u32 {
     (m.max(1).ilog2().saturating_sub(2)).clamp(MIN_BUCKET_BITS, MAX_BUCKET_BITS)
 }
 
+/// A median's bucket of more records than this is split again by its own histogram
+/// (the root of points spanning many binades); smaller ones are selected directly.
+const MID_SELECT_MAX: usize = 32;
+
 /// Writes the records of `src` to `dst` (same length) so that `dst[..k]` holds the `k`
 /// smallest in the order (coordinate `dim`, index) and `dst[k..]` the rest. `lo` and
-/// `hi` are the smallest and largest key of dimension `dim` in `src`.
+/// `hi` are the smallest and largest key of dimension `dim` in `src`. `src` is left
+/// in an unspecified order (it serves as scratch).
 pub(crate) fn split_into<C: Coord, const N: usize>(
-    src: &[Record<C::Key, N>],
+    src: &mut [Record<C::Key, N>],
     dst: &mut [Record<C::Key, N>],
     dim: usize,
     k: usize,
@@ -68,7 +73,7 @@ pub(crate) fn split_into<C: Coord, const N: usize>(
         large = [0u32; 1 << MAX_BUCKET_BITS];
         &mut large[..1 << bits]
     };
-    for r in src {
+    for r in src.iter() {
         counts[bucket(r)] += 1;
     }
     // The median's bucket: `below` records in lower buckets, `below <= k < below + mid`.
@@ -80,7 +85,7 @@ pub(crate) fn split_into<C: Coord, const N: usize>(
     let mid = counts[median] as usize;
 
     let (mut n_lo, mut n_mid, mut n_hi) = (0, below, below + mid);
-    for r in src {
+    for r in src.iter() {
         let b = bucket(r);
         let (is_lo, is_hi) = (b < median, b > median);
         let pos = select_unpredictable(is_lo, n_lo, select_unpredictable(is_hi, n_hi, n_mid));
@@ -90,5 +95,21 @@ pub(crate) fn split_into<C: Coord, const N: usize>(
         n_mid += usize::from(!is_lo && !is_hi);
     }
     debug_assert_eq!((n_lo, n_mid, n_hi), (below, below + mid, m));
-    select::select::<C, N>(&mut dst[below..below + mid], k - below, dim);
+    let (rank, range) = (k - below, below..below + mid);
+    if mid > MID_SELECT_MAX && rank > 0 {
+        let (mid_lo, mid_hi) = key_range::<C, N>(&dst[range.clone()], dim);
+        if mid_lo < mid_hi {
+            // Distinct keys fall into at least two of the next histogram's buckets, so
+            // the recursion shrinks; the node's own slice of `src` is free scratch now.
+            split_into::<C, N>(&mut dst[range.clone()], &mut src[range.clone()], dim, rank, (mid_lo, mid_hi));
+            dst[range.clone()].copy_from_slice(&src[range]);
+            return;
+        }
+    }
+    select::select::<C, N>(&mut dst[range], rank, dim);
+}
+
+/// The smallest and largest key of dimension `dim` in `records`.
+fn key_range<C: Coord, const N: usize>(records: &[Record<C::Key, N>], dim: usize) -> (C::Key, C::Key) {
+    records.iter().fold((C::KEY_MAX, C::KEY_MIN), |(lo, hi), r| (lo.min(r.k[dim]), hi.max(r.k[dim])))
 }

@@ -19,6 +19,9 @@ mod rotate;
 mod select;
 
 use orrery_core::{DType, Real, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
 use rayon::prelude::*;
 
 pub use rotate::rotated_partitions;
@@ -114,21 +117,11 @@ fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, in
     let idx = cut(indices, slots());
     let msk = cut(mask, slots());
     if layout.depths().len() >= rayon::current_num_threads() {
-        // At least a batch per thread: each task copies its own batch into records, so
-        // the build is one fork-join of the pool instead of two.
-        let offsets = layout.batches().offsets();
-        idx.into_par_iter().zip(msk).enumerate().for_each(|(b, (i, m))| {
-            let (start, end) = (offsets[b] as usize, offsets[b + 1] as usize);
-            let mut records =
-                recurse::records_sequential::<C, N>(&points[start * (N - 1)..end * (N - 1)], start as u32);
-            let mut spare = records.clone();
-            let bounds = Bounds::of::<C>(&records);
-            recurse::build_node::<C, N>(&mut records, &mut spare, &bounds, i, m, layout.depths()[b]);
-        });
+        build_each_batch::<C, N>(points, layout, idx, msk);
         return;
     }
     let mut records = recurse::records::<C, N>(points, 0);
-    let mut spare = records.clone();
+    let mut spare = recurse::spare::<C, N>(records.len());
     let sizes = layout.sizes();
     let sizes = || sizes.iter().map(|&s| s as usize);
     let recs = cut(&mut records, sizes());
@@ -139,6 +132,37 @@ fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, in
             recurse::build_node::<C, N>(r, s, &bounds, i, m, depth);
         },
     );
+}
+
+/// Builds every batch as one task on one thread (with a batch per thread or more). All
+/// threads of the pool start at once (`rayon::broadcast`) and take batches in order from
+/// a shared counter, as an OpenMP dynamic schedule does; splitting a parallel iterator
+/// instead wakes the threads in a cascade of `log2(threads)` wake-ups, which was most
+/// of a 16 x 1024 build on 16 cores. Large batches still share their subtrees with idle
+/// threads through `rayon::join`.
+fn build_each_batch<C: Coord, const N: usize>(
+    points: &[C],
+    layout: &TreeLayout,
+    idx: Vec<&mut [u32]>,
+    msk: Vec<&mut [bool]>,
+) {
+    let outputs: Vec<_> = idx.into_iter().zip(msk).map(|out| Mutex::new(Some(out))).collect();
+    let next = AtomicUsize::new(0);
+    let offsets = layout.batches().offsets();
+    rayon::broadcast(|_| {
+        loop {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            let Some(output) = outputs.get(b) else { return };
+            let taken = output.lock().unwrap_or_else(PoisonError::into_inner).take();
+            let (i, m) = taken.expect("the counter hands out each batch once");
+            let (start, end) = (offsets[b] as usize, offsets[b + 1] as usize);
+            let mut records =
+                recurse::records_sequential::<C, N>(&points[start * (N - 1)..end * (N - 1)], start as u32);
+            let mut spare = records.clone();
+            let bounds = Bounds::of::<C>(&records);
+            recurse::build_node::<C, N>(&mut records, &mut spare, &bounds, i, m, layout.depths()[b]);
+        }
+    });
 }
 
 fn partition_batches<C: Coord, const N: usize>(points: &[C], offsets: &[u32], levels: &[u32], order: &mut [u32]) {
