@@ -19,13 +19,15 @@
 //                      slots: stage the coordinates; per local level split dimensions
 //                      (workgroup-memory tree), keys, a bitonic sort of every aligned
 //                      segment by (code, global index), the split move; then the leaves.
+//     bt_local_ordered_f32  the same algorithm (both call local_phase), under the name the
+//                      host launches for Select; build.cu's packs the sort key into a u64.
 //
 // Launch shapes
 //   Per-item kernels: one invocation per item, any WORKGROUP_SIZE; the linear workgroup id
 //   of a 2D dispatch (linear_block) times WORKGROUP_SIZE plus the local index.
 //   bt_bounds_f32: WORKGROUP_SIZE = ITEM_THREADS (256), BOUNDS_ITEMS (4) consecutive
-//   positions per invocation. bt_local_f32: WORKGROUP_SIZE = LOCAL_THREADS (256), one
-//   workgroup per block (workgroups past num_blocks return).
+//   positions per invocation. bt_local_f32, bt_local_ordered_f32: WORKGROUP_SIZE =
+//   LOCAL_THREADS (256), one workgroup per block (workgroups past num_blocks return).
 //
 // Buffers (binding: direction, length, layout)
 //   bt_reset_bounds: 0 lo (rw, count), 1 hi (rw, count), 2 params {count}
@@ -37,7 +39,8 @@
 //                    4 params {segments, dim, level_offset}
 //   bt_keys_f32:     0 points (r), 1 node_of (r, n), 2 seg_dim (r), 3 keys (rw, n
 //                    vec2<u32> = u64 little-endian), 4 vals (rw, n), 5 params {n, dim}
-//   bt_local_f32:    0 points (r), 1 perm (r, n), 2 nodes (r, 3 per subtree: first
+//   bt_local_f32 and bt_local_ordered_f32:
+//                    0 points (r), 1 perm (r, n), 2 nodes (r, 3 per subtree: first
 //                    position, points, first slot), 3 blocks (r, 4 per block: first
 //                    subtree, subtrees, h, staging base), 4 staged (rw, sum of block
 //                    slots * dim f32), 5 out_idx (rw, slots), 6 out_mask (rw, slots),
@@ -775,7 +778,7 @@ fn bt_select_scatter_f32(@builtin(local_invocation_index) lid: u32, @builtin(wor
     }
 }
 
-// ---- bt_local_f32 -------------------------------------------------------------------
+// ---- bt_local_f32, bt_local_ordered_f32 ----------------------------------------------
 
 struct LocalParams {
     dim: u32,
@@ -815,10 +818,9 @@ fn segment_points(first: u32, seg: u32, g: u32, h: u32) -> u32 {
     return m;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let blk = linear_block(wid, nwg);
+// The local phase of block `blk`, run by its workgroup (invocation `tid`): the body of
+// both entry points below.
+fn local_phase(tid: u32, blk: u32) {
     if blk >= lc_p.num_blocks {
         return;
     }
@@ -990,4 +992,19 @@ fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
             lc_out_mask[slot + 1u] = 1u;
         }
     }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_local_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    local_phase(tid, linear_block(wid, nwg));
+}
+
+// The Select strategy's local phase (every subtree's points arrive in index order).
+// build.cu packs the sort key into one u64 there; WGSL has no u64, so this runs
+// bt_local_f32's algorithm, under the entry-point name the host uses for Select.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bt_local_ordered_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                        @builtin(num_workgroups) nwg: vec3<u32>) {
+    local_phase(tid, linear_block(wid, nwg));
 }

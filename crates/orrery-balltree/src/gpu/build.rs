@@ -33,7 +33,8 @@ pub trait GpuReal: Real + sealed::Sealed {
     #[doc(hidden)]
     const LOCAL: &'static str;
     /// Entry point of the local phase when every subtree's points arrive in index order
-    /// (Select): a packed sort key where the type allows.
+    /// (Select). Both languages define it for f32: CUDA packs the sort key into one u64,
+    /// WGSL (no u64) runs the algorithm of [`GpuReal::LOCAL`]. f64 has no packed variant.
     #[doc(hidden)]
     const LOCAL_ORDERED: &'static str;
     /// Entry points of the Select strategy: transpose, bounds, round histogram, bucket
@@ -321,13 +322,10 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         }
         let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
         let blocks = up.plan.num_blocks();
+        let local = if self.strategy == Strategy::Select { T::LOCAL_ORDERED } else { T::LOCAL };
         exec.launch(
             &BUILD,
-            if self.strategy == Strategy::Select && exec.kind() == ExecutorKind::Cuda {
-                T::LOCAL_ORDERED
-            } else {
-                T::LOCAL
-            },
+            local,
             Launch { blocks: blocks as u32, threads: up.local.threads },
             &[
                 KernelArg::Buffer(E::raw(points)),
