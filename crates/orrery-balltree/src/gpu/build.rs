@@ -5,7 +5,7 @@
 use orrery_core::gpu::{GpuExecutor, KernelArg, Launch, Scalar};
 use orrery_core::{DType, DeviceBuffer, Element, Error, Executor, ExecutorKind, Real, Result};
 
-use super::kernels::{BOUNDS_TILE, BUILD, ITEM_THREADS, LocalShape, local_shape};
+use super::kernels::{BOUNDS_TILE, BUILD, ITEM_THREADS, LocalShape, SELECT_BINS, SELECT_WORDS, local_shape};
 use super::plan::Plan;
 use crate::input::{Batches, check_dim};
 use crate::layout::TreeLayout;
@@ -488,28 +488,6 @@ fn run_levels<E: GpuExecutor, T: GpuReal>(
     Ok(())
 }
 
-/// Words of one segment's selection state (`BT_SELECT_WORDS` in the kernels).
-const SELECT_WORDS: usize = 8;
-/// Histogram bins per segment and round (`BT_SELECT_BINS`): digits of up to 11 bits.
-const SELECT_BINS: usize = 2048;
-
-/// The rounds of the radix selection, most significant digit first: `(part, shift,
-/// width)` with part 0 the coordinate code (`code_bits` wide) and part 1 the point index
-/// (`index_bits` wide).
-fn select_rounds(code_bits: u32, index_bits: u32) -> Vec<[u32; 3]> {
-    let digit = SELECT_BINS.trailing_zeros();
-    let mut rounds = Vec::new();
-    for (part, bits) in [(0, code_bits), (1, index_bits)] {
-        let mut left = bits;
-        while left > 0 {
-            let width = left.min(digit);
-            left -= width;
-            rounds.push([part, left, width]);
-        }
-    }
-    rounds
-}
-
 /// The global levels of [`Strategy::Select`]: per level, bounds from the position-ordered
 /// coordinates, split dimensions, the radix selection of every node's pivot, and a stable
 /// partition of the permutation and the coordinates; leaves the point order in
@@ -550,10 +528,9 @@ fn run_levels_select<E: GpuExecutor, T: GpuReal>(
         per_item(n),
         &[KernelArg::Buffer(E::raw(points)), raw::<E>(get(s.coords.as_ref())), u(n), u(dim)],
     )?;
-    let index_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
-    let rounds = select_rounds(8 * size_of::<T>() as u32, index_bits);
+    let rounds = up.plan.select_rounds(code_words);
     for level in &up.plan.levels {
-        select_level::<E, T>(exec, up, s, level, &rounds, n, dim)?;
+        select_level::<E, T>(exec, up, s, level, rounds, n, dim)?;
         std::mem::swap(&mut s.vals, &mut s.vals_next);
         std::mem::swap(&mut s.coords, &mut s.coords_next);
     }
@@ -697,18 +674,4 @@ fn select_level<E: GpuExecutor, T: GpuReal>(
         ],
     )?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::select_rounds;
-
-    #[test]
-    fn select_rounds_cover_code_then_index_bits_from_the_top() {
-        assert_eq!(select_rounds(32, 20), vec![[0, 21, 11], [0, 10, 11], [0, 0, 10], [1, 9, 11], [1, 0, 9]]);
-        let rounds = select_rounds(64, 1);
-        assert_eq!(rounds.len(), 7);
-        assert_eq!(rounds.iter().filter(|r| r[0] == 0).map(|r| r[2]).sum::<u32>(), 64);
-        assert_eq!(rounds.last(), Some(&[1, 0, 1]));
-    }
 }

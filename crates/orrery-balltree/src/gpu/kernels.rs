@@ -19,6 +19,10 @@ pub const BUILD: KernelSource = KernelSource {
 pub(crate) const ITEM_THREADS: u32 = 256;
 /// Positions per block of `bt_bounds_*` (4 per thread).
 pub(crate) const BOUNDS_TILE: u32 = ITEM_THREADS * 4;
+/// Words of one segment's selection state (`BT_SELECT_WORDS` in the kernels).
+pub(crate) const SELECT_WORDS: usize = 8;
+/// Histogram bins per segment and round (`BT_SELECT_BINS`): digits of up to 11 bits.
+pub(crate) const SELECT_BINS: usize = 2048;
 
 /// The shape of the local phase's blocks on one executor: `capacity` slots per block
 /// (the size of the kernel's shared arrays) and `threads` per block, `capacity / threads
@@ -62,6 +66,10 @@ mod tests {
         assert!(BUILD.wgsl.contains(&format!("const LOCAL_THREADS: u32 = {}u;", WGSL_LOCAL.threads)));
         assert!(BUILD.wgsl.contains(&format!("const ITEM_THREADS: u32 = {ITEM_THREADS}u;")));
         assert!(BUILD.wgsl.contains(&format!("const BOUNDS_ITEMS: u32 = {}u;", BOUNDS_TILE / ITEM_THREADS)));
+        assert!(BUILD.cuda.contains(&format!("#define BT_SELECT_WORDS {SELECT_WORDS}u")));
+        assert!(BUILD.cuda.contains(&format!("#define BT_SELECT_BINS {SELECT_BINS}u")));
+        assert!(BUILD.wgsl.contains(&format!("const SELECT_WORDS: u32 = {SELECT_WORDS}u;")));
+        assert!(BUILD.wgsl.contains(&format!("const SELECT_BINS: u32 = {SELECT_BINS}u;")));
         for shape in [CUDA_LOCAL, WGSL_LOCAL] {
             assert_eq!(shape.capacity / shape.threads, 4);
         }

@@ -19,6 +19,10 @@
 //! `k_b = max(0, L_b + 1 - log2(local_slots))`: with `local_slots = 2` the global phase
 //! splits every internal node and the local phase only writes leaves (the baseline).
 //!
+//! The Select strategy's global levels select each node's median by radix-selection
+//! rounds over the key (coordinate code, point index); the rounds depend only on the code
+//! width and on `n`, so the plan holds them too ([`Plan::select_rounds`]).
+//!
 //! Node starts follow the recursion of [`crate::child_sizes`]: a node `[s, e)` has
 //! children `[s, s + (e - s) / 2)` and `[s + (e - s) / 2, e)`. Host cost: one pass over
 //! the segments of every level, `O(sum_k segments_k)` (about `2n` for the baseline, a few
@@ -26,6 +30,7 @@
 
 use orrery_core::Result;
 
+use super::kernels::SELECT_BINS;
 use crate::input::Batches;
 use crate::layout::TreeLayout;
 
@@ -64,6 +69,9 @@ pub(crate) struct Plan {
     pub staged_slots: usize,
     /// The most segments of any level.
     pub max_segments: usize,
+    /// The rounds of the radix selection for 32-bit (f32) and 64-bit (f64) coordinate
+    /// codes; see [`Plan::select_rounds`].
+    select_rounds: [Vec<[u32; 3]>; 2],
 }
 
 /// Starts of the children of the nodes with `starts` (the last one ending at `end`).
@@ -80,6 +88,23 @@ fn children(starts: &[u32], end: u32) -> Vec<u32> {
 /// Bits needed for ids `0..count`.
 fn bits_for(count: usize) -> u32 {
     if count <= 1 { 0 } else { usize::BITS - (count - 1).leading_zeros() }
+}
+
+/// The rounds of the radix selection, most significant digit first: `(part, shift,
+/// width)` with part 0 the coordinate code (`code_bits` wide) and part 1 the point index
+/// (`index_bits` wide).
+fn select_rounds(code_bits: u32, index_bits: u32) -> Vec<[u32; 3]> {
+    let digit = SELECT_BINS.trailing_zeros();
+    let mut rounds = Vec::new();
+    for (part, bits) in [(0, code_bits), (1, index_bits)] {
+        let mut left = bits;
+        while left > 0 {
+            let width = left.min(digit);
+            left -= width;
+            rounds.push([part, left, width]);
+        }
+    }
+    rounds
 }
 
 impl Plan {
@@ -153,12 +178,22 @@ impl Plan {
                 }
             }
         }
-        Ok(Self { layout, levels, seg_starts, seg_active, nodes, blocks, staged_slots, max_segments })
+        let n = batches.num_points();
+        let index_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
+        let select_rounds = [select_rounds(32, index_bits), select_rounds(64, index_bits)];
+        Ok(Self { layout, levels, seg_starts, seg_active, nodes, blocks, staged_slots, max_segments, select_rounds })
     }
 
     /// Number of local blocks.
     pub fn num_blocks(&self) -> usize {
         self.blocks.len() / 4
+    }
+
+    /// The rounds of the radix selection (`(part, shift, width)`, as [`select_rounds`]) for
+    /// coordinate codes of `code_words` 32-bit words (1 for f32, 2 for f64) and the point
+    /// indices of this plan's `n` points.
+    pub fn select_rounds(&self, code_words: usize) -> &[[u32; 3]] {
+        &self.select_rounds[code_words - 1]
     }
 }
 
@@ -208,6 +243,24 @@ mod tests {
         // Heights 1 (n = 1 and n = 2) and 5 (n = 17: L = 4, 32 slots).
         assert_eq!(p.nodes, vec![0, 1, 0, 1, 2, 2, 3, 17, 4]);
         assert_eq!(p.blocks, vec![0, 1, 1, 0, 1, 1, 1, 2, 2, 1, 5, 4]);
+    }
+
+    #[test]
+    fn select_rounds_cover_code_then_index_bits_from_the_top() {
+        assert_eq!(select_rounds(32, 20), vec![[0, 21, 11], [0, 10, 11], [0, 0, 10], [1, 9, 11], [1, 0, 9]]);
+        let rounds = select_rounds(64, 1);
+        assert_eq!(rounds.len(), 7);
+        assert_eq!(rounds.iter().filter(|r| r[0] == 0).map(|r| r[2]).sum::<u32>(), 64);
+        assert_eq!(rounds.last(), Some(&[1, 0, 1]));
+    }
+
+    #[test]
+    fn plans_hold_the_select_rounds_of_both_code_widths() {
+        // 5097 points: 13 index bits; n = 1 still gets one index bit (n.max(2)).
+        let p = plan(&[0, 1000, 5097], 1024, 1024);
+        assert_eq!(p.select_rounds(1), select_rounds(32, 13).as_slice());
+        assert_eq!(p.select_rounds(2), select_rounds(64, 13).as_slice());
+        assert_eq!(plan(&[0, 1], 2, 8).select_rounds(1), select_rounds(32, 1).as_slice());
     }
 
     #[test]
