@@ -6,6 +6,8 @@
 //! `std::nth_element`, so those are compared as sets; the mask, which only depends on
 //! the batch sizes, is compared exactly.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -129,7 +131,7 @@ fn trees_match_reference_at_every_level() {
         check_tree(&cloud, &tree).unwrap();
         let balls = assert_same_balls(&c.name, &tree, &f.u32s("tree_idx"), &f.bools("tree_mask"));
         // f64 input with the same values gives the same tree, bit for bit.
-        let wide: Vec<f64> = points.iter().map(|&v| f64::from(v)).collect();
+        let wide = common::widen(&points);
         let tree64 = build_balltree(&PointCloud::new(&wide, c.dim, batches).unwrap()).unwrap();
         assert_eq!(tree64, tree, "{}: f32 and f64 input", c.name);
         eprintln!("{}: {} points, {} balls identical to the reference", c.name, cloud.len(), balls);

@@ -15,6 +15,7 @@
 //! `ORRERY_BENCH_OUT=<dir>` also writes `<dir>/balltree_gpu.json`. `ORRERY_BENCH_QUICK=1`
 //! runs the two smallest workloads only (for software adapters).
 
+mod common;
 mod gpu_common;
 
 use std::fmt::Write as _;

@@ -4,6 +4,7 @@
 //! `ORRERY_REQUIRE_CUDA=1`; the compile test needs only libnvrtc (`ORRERY_REQUIRE_NVRTC=1`
 //! makes its absence a failure).
 
+mod common;
 mod gpu_common;
 
 use std::sync::OnceLock;

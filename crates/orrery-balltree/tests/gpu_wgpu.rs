@@ -2,6 +2,7 @@
 //! any adapter (lavapipe in CI). Without one the tests print "skipped: <reason>" and
 //! pass, unless `ORRERY_REQUIRE_WGPU=1`.
 
+mod common;
 mod gpu_common;
 
 use std::sync::OnceLock;

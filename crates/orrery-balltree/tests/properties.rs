@@ -61,7 +61,7 @@ proptest! {
         prop_assert!(check_tree(&cloud, &tree).is_ok());
         // f32 input with the same values builds the same tree.
         let narrow: Vec<f32> = c.points.iter().map(|&v| v as f32).collect();
-        let wide: Vec<f64> = narrow.iter().map(|&v| f64::from(v)).collect();
+        let wide = common::widen(&narrow);
         let t32 = build_balltree(&PointCloud::new(&narrow, c.dim, cloud.batches().clone()).unwrap()).unwrap();
         let t64 = build_balltree(&PointCloud::new(&wide, c.dim, cloud.batches().clone()).unwrap()).unwrap();
         prop_assert_eq!(t32, t64);

@@ -1,6 +1,7 @@
 //! Shared test helpers: a naive oracle of the tree and the partition (a full sort per
-//! node, written from the specification, sharing no code with the crate), and seeded
-//! point generators.
+//! node, written from the specification, sharing no code with the crate), seeded point
+//! generators, and f32 to f64 widening. Used by the CPU tests and, through `gpu_common`,
+//! by the GPU tests.
 
 #![allow(dead_code)]
 
@@ -98,6 +99,11 @@ pub fn naive_partition(points: &[f64], dim: usize, offsets: &[usize], target: u3
         naive_partition_node(points, dim, (w[0] as u32..w[1] as u32).collect(), target, &mut out);
     }
     out
+}
+
+/// The same values as f64 (exact): f64 input that must give the tree of the f32 input.
+pub fn widen(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|&x| f64::from(x)).collect()
 }
 
 /// `n * dim` uniform coordinates in [0, 1).

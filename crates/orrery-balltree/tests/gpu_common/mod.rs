@@ -2,6 +2,8 @@
 //! (`gpu_cuda.rs`) and wgpu (`gpu_wgpu.rs`), each a comparison of indices and mask, bit
 //! for bit, named for the edge case it covers. `gpu_tests!` instantiates them.
 //!
+//! Needs `mod common;` beside `mod gpu_common;` in the test crate (for `common::widen`).
+//!
 //! Integer outputs, so no tolerance: a GPU tree that differs from the CPU tree in any slot
 //! fails, and the message names the case, the strategy and the first differing slot.
 
@@ -15,6 +17,8 @@ use orrery_core::{Error, ExecutorKind, GpuExecutor};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
+
+use crate::common::widen;
 
 /// Every strategy; every case runs with each.
 pub fn strategies<E: GpuExecutor>(_exec: &E) -> &'static [Strategy] {
@@ -110,10 +114,6 @@ pub fn offsets(sizes: &[usize]) -> Vec<usize> {
             Some(*acc)
         }))
         .collect()
-}
-
-pub fn widen(v: &[f32]) -> Vec<f64> {
-    v.iter().map(|&x| f64::from(x)).collect()
 }
 
 // ---- cases ------------------------------------------------------------------------------
