@@ -26,7 +26,7 @@ use orrery_core::Real;
 /// SIMD (SSE2) has signed but not unsigned integer comparisons.
 pub(crate) trait Coord: Real {
     /// The key: `i32` for f32, `i64` for f64.
-    type Key: Copy + Ord + Send + Sync + Debug + Default + 'static;
+    type Key: bytemuck::Pod + Ord + Send + Sync + Debug + Default + 'static;
     /// A key with an index appended: the total order (coordinate, index) as one integer.
     type Packed: Copy + Ord + Send + Sync + Default;
     /// The smallest key.
@@ -119,7 +119,8 @@ impl Coord for f64 {
 /// stream through memory instead of gathering coordinates through indices; one key
 /// type for all lanes lets the bounds scan treat a record as one vector (for 3D f32,
 /// exactly 16 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::TransparentWrapper)]
+#[repr(transparent)]
 pub(crate) struct Record<K, const N: usize> {
     pub k: [K; N],
 }
@@ -154,14 +155,12 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
 
     /// The bounds of `records`.
     pub fn of<C: Coord<Key = K>>(records: &[Record<K, N>]) -> Self {
-        let mut b = Self::empty::<C>();
+        let (mut lo, mut hi) = ([C::KEY_MAX; N], [C::KEY_MIN; N]);
         for r in records {
-            for d in 0..N {
-                b.lo[d] = b.lo[d].min(r.k[d]);
-                b.hi[d] = b.hi[d].max(r.k[d]);
-            }
+            lo = std::array::from_fn(|d| if r.k[d] < lo[d] { r.k[d] } else { lo[d] });
+            hi = std::array::from_fn(|d| if r.k[d] > hi[d] { r.k[d] } else { hi[d] });
         }
-        b
+        Self { lo, hi }
     }
 
     /// The bounds of the union.
@@ -174,8 +173,26 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
     }
 
     /// The split dimension: largest exact spread, ties to the lowest dimension.
+    ///
+    /// Rounding is monotone, so a rounded spread strictly larger than all others belongs
+    /// to the strictly largest exact spread: only when the largest rounded spreads tie
+    /// (or overflow) does the exact comparison of [`split_dim_of`] have to decide. Most
+    /// nodes take the short path, a subtraction per dimension.
+    #[inline]
     pub fn split_dim<C: Coord<Key = K>>(&self) -> usize {
-        split_dim_of((0..N - 1).map(|d| (C::widen(self.lo[d]), C::widen(self.hi[d]))))
+        let (mut best, mut best_dim, mut tie) = (0.0f64, 0, false);
+        for d in 0..N - 1 {
+            let spread = C::widen(self.hi[d]) - C::widen(self.lo[d]);
+            if spread > best {
+                (best, best_dim, tie) = (spread, d, false);
+            } else if spread == best {
+                tie = true;
+            }
+        }
+        if tie || !best.is_finite() {
+            return split_dim_of((0..N - 1).map(|d| (C::widen(self.lo[d]), C::widen(self.hi[d]))));
+        }
+        best_dim
     }
 }
 
@@ -197,4 +214,49 @@ pub(crate) fn split_dim_of(bounds: impl Iterator<Item = (f64, f64)>) -> usize {
 #[inline]
 pub(crate) fn rank_key<C: Coord, const N: usize>(r: &Record<C::Key, N>, dim: usize) -> C::Packed {
     C::pack(r.k[dim], r.k[N - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+
+    /// Bounds from per-dimension pairs of values, as the builders hold them.
+    fn bounds_of<C: Coord>(pairs: &[(C, C)]) -> Bounds<C::Key, 4> {
+        let mut b = Bounds::<C::Key, 4>::empty::<C>();
+        for (d, &(x, y)) in pairs.iter().enumerate() {
+            b.lo[d] = x.min(y).key();
+            b.hi[d] = x.max(y).key();
+        }
+        b
+    }
+
+    /// The short path of `split_dim` agrees with the exact rule, also where rounded
+    /// spreads tie (`1 + 1e-20` and `1 + 2e-20` both round to 1) or overflow (f64 bounds of opposite sign near the largest value).
+    #[test]
+    fn split_dim_matches_the_exact_rule() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let exact = |b: &Bounds<i64, 4>| split_dim_of((0..3).map(|d| (f64::widen(b.lo[d]), f64::widen(b.hi[d]))));
+        let exact32 = |b: &Bounds<i32, 4>| split_dim_of((0..3).map(|d| (f32::widen(b.lo[d]), f32::widen(b.hi[d]))));
+        for case in 0..20_000 {
+            let value = |rng: &mut ChaCha8Rng| -> f64 {
+                match case % 4 {
+                    0 => rng.random_range(-1.0..1.0),
+                    1 => f64::from(rng.random_range(-4i32..4)) * 0.25,
+                    2 => [1.0, 0.0, -1.0e-20, 1.0e-20, -2.0e-20][rng.random_range(0..5)],
+                    _ => f64::MAX * rng.random_range(-1.0..1.0),
+                }
+            };
+            let pairs: Vec<(f64, f64)> = (0..3).map(|_| (value(&mut rng), value(&mut rng))).collect();
+            let b = bounds_of::<f64>(&pairs);
+            assert_eq!(b.split_dim::<f64>(), exact(&b), "f64 {pairs:?}");
+            let narrow: Vec<(f32, f32)> = pairs.iter().map(|&(x, y)| (x as f32, y as f32)).collect();
+            if narrow.iter().all(|&(x, y)| x.is_finite() && y.is_finite()) {
+                let b = bounds_of::<f32>(&narrow);
+                assert_eq!(b.split_dim::<f32>(), exact32(&b), "f32 {narrow:?}");
+            }
+        }
+    }
 }

@@ -64,9 +64,13 @@ pub(crate) fn split_into<C: Coord, const N: usize>(
     let shift = span_bits.saturating_sub(bits);
     let bucket = |r: &Record<C::Key, N>| (C::rel(r.k[dim], lo) >> shift) as usize;
 
-    // Zero only the counters in use: most nodes are small.
-    let (mut small, mut large);
-    let counts: &mut [u32] = if bits <= SMALL_BUCKET_BITS {
+    // Zero only about the counters in use: most nodes are small, and zeroing 2^11
+    // counters (or calling memset for 2^6) would cost more than their histogram.
+    let (mut tiny, mut small, mut large);
+    let counts: &mut [u32] = if bits <= MIN_BUCKET_BITS {
+        tiny = [0u32; 1 << MIN_BUCKET_BITS];
+        &mut tiny
+    } else if bits <= SMALL_BUCKET_BITS {
         small = [0u32; 1 << SMALL_BUCKET_BITS];
         &mut small[..1 << bits]
     } else {

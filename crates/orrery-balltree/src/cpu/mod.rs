@@ -19,9 +19,11 @@ mod rotate;
 mod select;
 
 use orrery_core::{DType, Real, Result};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use bytemuck::TransparentWrapper;
 use rayon::prelude::*;
 
 pub use rotate::rotated_partitions;
@@ -31,7 +33,7 @@ pub(crate) use recurse::cut;
 use crate::input::PointCloud;
 use crate::layout::TreeLayout;
 use crate::partition::Partition;
-use crate::split::{Bounds, Coord};
+use crate::split::{Bounds, Coord, Record};
 use crate::tree::BallTree;
 
 /// Calls `$f::<C, N>($args)` with the record width `N` (coordinates plus the index
@@ -156,12 +158,40 @@ fn build_each_batch<C: Coord, const N: usize>(
             let taken = output.lock().unwrap_or_else(PoisonError::into_inner).take();
             let (i, m) = taken.expect("the counter hands out each batch once");
             let (start, end) = (offsets[b] as usize, offsets[b + 1] as usize);
-            let mut records =
-                recurse::records_sequential::<C, N>(&points[start * (N - 1)..end * (N - 1)], start as u32);
-            let mut spare = records.clone();
-            let bounds = Bounds::of::<C>(&records);
-            recurse::build_node::<C, N>(&mut records, &mut spare, &bounds, i, m, layout.depths()[b]);
+            with_scratch::<C::Key, N>(2 * (end - start), |scratch| {
+                let (records, spare) = scratch.split_at_mut(end - start);
+                recurse::fill_records::<C, N>(records, &points[start * (N - 1)..end * (N - 1)], start as u32);
+                let bounds = Bounds::of::<C>(records);
+                recurse::build_node::<C, N>(records, spare, &bounds, i, m, layout.depths()[b]);
+            });
         }
+    });
+}
+
+thread_local! {
+    /// Each thread's scratch for batch builds, kept between builds: allocating and
+    /// freeing it per batch made glibc return the memory to the kernel and fault it back
+    /// in, which on a virtual machine cost as much as building a batch of 1024 points.
+    /// Grows to the largest batch a thread has built (two records per point).
+    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on `len` records of scratch: this thread's [`SCRATCH`], or a fresh buffer
+/// when that is in use further up this thread's stack (a build nested in a build, where
+/// a thread waiting in `rayon::join` runs another build's task).
+fn with_scratch<K: bytemuck::Pod, const N: usize>(len: usize, f: impl FnOnce(&mut [Record<K, N>])) {
+    let words = (len * size_of::<Record<K, N>>()).div_ceil(size_of::<u64>());
+    let run = |buf: &mut Vec<u64>| {
+        if buf.len() < words {
+            buf.resize(words, 0);
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf[..words]);
+        let lanes: &mut [[K; N]] = bytemuck::cast_slice_mut(&mut bytes[..len * size_of::<Record<K, N>>()]);
+        f(Record::wrap_slice_mut(lanes));
+    };
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => run(&mut buf),
+        Err(_) => run(&mut Vec::new()),
     });
 }
 

@@ -34,9 +34,12 @@ pub(crate) fn records<C: Coord, const N: usize>(points: &[C], first: u32) -> Vec
         .collect()
 }
 
-/// [`records`] on the calling thread (for one batch of many, each already a task).
-pub(crate) fn records_sequential<C: Coord, const N: usize>(points: &[C], first: u32) -> Vec<Record<C::Key, N>> {
-    points.chunks_exact(N - 1).enumerate().map(|(i, p)| Record::new::<C>(|d| p[d].key(), first + i as u32)).collect()
+/// [`records`] into `out`, on the calling thread (for one batch of many, each already a
+/// task).
+pub(crate) fn fill_records<C: Coord, const N: usize>(out: &mut [Record<C::Key, N>], points: &[C], first: u32) {
+    for (i, (r, p)) in out.iter_mut().zip(points.chunks_exact(N - 1)).enumerate() {
+        *r = Record::new::<C>(|d| p[d].key(), first + i as u32);
+    }
 }
 
 /// Scratch records for a build of `n` points (contents unspecified), filled in parallel
