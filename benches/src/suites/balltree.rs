@@ -33,6 +33,9 @@
 //! every workload and strategy is downloaded once (untimed) and compared with the CPU
 //! build of the same points; a mismatch is reported and that workload is not timed.
 
+// The GPU half of the suite is used only when the binary has a GPU executor.
+#![cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code, unused_imports))]
+
 use orrery_balltree::gpu::{GpuBallTreeBuilder, GpuReal, Strategy};
 use orrery_balltree::{Batches, PointCloud, build_balltree};
 use orrery_core::{CpuExecutor, Error, Executor, ExecutorKind, GpuExecutor, Real, Result};

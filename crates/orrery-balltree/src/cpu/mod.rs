@@ -1,10 +1,14 @@
 //! The CPU executor of the ball tree: a parallel recursive build on rayon.
 //!
-//! The CPU favours recursion over the level loop a GPU runs: each node is one exact
-//! median selection (`select_nth_unstable_by` on the total order (coordinate, index),
-//! never a sort) on a contiguous slice of records, and the recursion hands whole
-//! subtrees to cores. See [`recurse`] for where the parallelism comes from and
-//! [`select`] for the parallel selection of the top levels.
+//! The CPU favours recursion over the level loop a GPU runs: each node splits its
+//! contiguous slice of records at the exact median of the total order (coordinate,
+//! index), never by sorting, and the recursion hands whole subtrees to cores. A node of
+//! more than 8 records splits out of place by a histogram of its split key
+//! ([`histogram`]: one counting pass, one branch-free scatter into a second buffer, an
+//! exact selection inside the median's bucket) and computes its children's bounds, so
+//! every child starts with its bounds known; smaller nodes and the parallel top levels
+//! of large clouds select in place ([`select`]). See [`recurse`] for where the
+//! parallelism comes from, and ADR 0007.
 //!
 //! Points are copied once into records of `D` coordinates plus their index
 //! (`D = 1..=16`, monomorphised), so every scan and swap streams through memory.

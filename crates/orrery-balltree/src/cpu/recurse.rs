@@ -1,18 +1,20 @@
 //! The recursive build and partition on records of `D` coordinates.
 //!
-//! A node computes its bounds, picks the split dimension ([`crate::split`]), selects the
-//! median in place and recurses into the two halves of its record slice and of its
-//! output slice. Parallelism comes from three places, all on rayon's pool:
+//! A node, given its bounds, picks the split dimension ([`crate::split`]), splits its
+//! records at the median (out of place by [`histogram::split_into`], or in place by
+//! [`select::select`] for the smallest and the largest nodes), computes the bounds of
+//! both halves and recurses into them and into the two halves of its output slice.
+//! Parallelism comes from three places, all on rayon's pool:
 //!
-//! - batches: one task per batch;
+//! - batches: one task per batch (see `build_each_batch` in the parent module);
 //! - subtrees: a node of at least [`PAR_TASK_MIN`] records builds its children with
 //!   `rayon::join`, so after `log2(threads)` levels every core owns subtrees;
 //! - top levels: a node of at least [`select::PAR_SELECT_MIN`] records (the first levels
 //!   of a large cloud, where there are fewer subtrees than cores) scans and selects in
 //!   parallel across the whole node.
 //!
-//! Records of one batch only move inside that batch's slice, and each node writes only
-//! its own output slice, so the tasks share nothing.
+//! Records of one batch only move inside that batch's slice of the two record buffers,
+//! and each node writes only its own output slice, so the tasks share nothing.
 
 use rayon::prelude::*;
 
