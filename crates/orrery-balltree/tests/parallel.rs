@@ -54,3 +54,23 @@ fn large_partition_matches_oracle() {
         assert!(ours.order() == common::naive_partition(&p, 3, &[0, n], target).as_slice(), "target {target}");
     }
 }
+
+#[test]
+fn batches_too_large_for_the_kept_scratch() {
+    // Two batches of 250k 16-D f64 points (272 bytes of scratch per point, 68 MB per
+    // batch, above the 64 MiB a thread keeps) on a pool of two threads, so each thread
+    // builds one batch in a buffer of its own. Each batch alone must give the same tree.
+    let (n, dim) = (250_000, 16);
+    let p = common::uniform(2 * n, dim, 5);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let cloud = PointCloud::new(&p, dim, Batches::from_offsets(&[0, n, 2 * n]).unwrap()).unwrap();
+    let tree = pool.install(|| build_balltree(&cloud)).unwrap();
+    check_tree(&cloud, &tree).unwrap();
+    let slots = tree.indices().len() / 2;
+    for b in 0..2 {
+        let alone = build_balltree(&PointCloud::single(&p[b * n * dim..(b + 1) * n * dim], dim).unwrap()).unwrap();
+        let shifted: Vec<u32> = alone.indices().iter().map(|&i| i + (b * n) as u32).collect();
+        assert!(tree.indices()[b * slots..(b + 1) * slots] == shifted[..], "batch {b} indices");
+        assert!(tree.mask()[b * slots..(b + 1) * slots] == alone.mask()[..], "batch {b} mask");
+    }
+}

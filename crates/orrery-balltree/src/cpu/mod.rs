@@ -176,13 +176,20 @@ thread_local! {
     /// Each thread's scratch for batch builds, kept between builds: allocating and
     /// freeing it per batch made glibc return the memory to the kernel and fault it back
     /// in, which on a virtual machine cost as much as building a batch of 1024 points.
-    /// Grows to the largest batch a thread has built (two records per point).
+    /// Grows to the largest batch a thread has built (two records per point), up to
+    /// [`SCRATCH_KEPT_MAX`].
     static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The most scratch a thread keeps between builds: 64 MiB (a batch of a million 3D f64
+/// points). Larger batches get a buffer of their own, freed after their build, whose
+/// allocation is small next to their work.
+const SCRATCH_KEPT_MAX: usize = 64 << 20;
+
 /// Runs `f` on `len` records of scratch: this thread's [`SCRATCH`], or a fresh buffer
-/// when that is in use further up this thread's stack (a build nested in a build, where
-/// a thread waiting in `rayon::join` runs another build's task).
+/// for a batch above [`SCRATCH_KEPT_MAX`] or when [`SCRATCH`] is in use further up this
+/// thread's stack (a build nested in a build, where a thread waiting in `rayon::join`
+/// runs another build's task).
 fn with_scratch<K: bytemuck::Pod, const N: usize>(len: usize, f: impl FnOnce(&mut [Record<K, N>])) {
     let words = (len * size_of::<Record<K, N>>()).div_ceil(size_of::<u64>());
     let run = |buf: &mut Vec<u64>| {
@@ -193,6 +200,9 @@ fn with_scratch<K: bytemuck::Pod, const N: usize>(len: usize, f: impl FnOnce(&mu
         let lanes: &mut [[K; N]] = bytemuck::cast_slice_mut(&mut bytes[..len * size_of::<Record<K, N>>()]);
         f(Record::wrap_slice_mut(lanes));
     };
+    if words * size_of::<u64>() > SCRATCH_KEPT_MAX {
+        return run(&mut Vec::new());
+    }
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buf) => run(&mut buf),
         Err(_) => run(&mut Vec::new()),
