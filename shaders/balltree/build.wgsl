@@ -175,13 +175,14 @@ fn reduce_bounds(tid: u32, lo: u32, hi: u32) {
     }
 }
 
-// The segment of position p: the last s < segments with starts[s] <= p.
-fn segment_of(p: u32) -> u32 {
+// The segment of position p: the last s < segments with bd_starts[off + s] <= p. Used by
+// bt_bounds_f32 and bt_sbounds_f32, which both bind the level's starts at binding 1.
+fn segment_of(p: u32, off: u32, segments: u32) -> u32 {
     var lo = 0u;
-    var hi = bd_p.segments;
+    var hi = segments;
     while hi - lo > 1u {
         let mid = (lo + hi) >> 1u;
-        if bd_starts[bd_p.level_offset + mid] <= p {
+        if bd_starts[off + mid] <= p {
             lo = mid;
         } else {
             hi = mid;
@@ -200,14 +201,14 @@ fn bt_bounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
     let end = min(base + ITEM_THREADS * BOUNDS_ITEMS, bd_p.n);
     let dim = bd_p.dim;
     let off = bd_p.level_offset;
-    let first = segment_of(base);
-    let last = segment_of(end - 1u);
+    let first = segment_of(base, bd_p.level_offset, bd_p.segments);
+    let last = segment_of(end - 1u, bd_p.level_offset, bd_p.segments);
     var pt: array<u32, BOUNDS_ITEMS>;
     var sg: array<u32, BOUNDS_ITEMS>;
     let p0 = base + tid * BOUNDS_ITEMS;
     var s = 0u;
     if p0 < end {
-        s = segment_of(p0);
+        s = segment_of(p0, bd_p.level_offset, bd_p.segments);
     }
     for (var r = 0u; r < BOUNDS_ITEMS; r++) {
         let p = p0 + r;
@@ -384,25 +385,11 @@ fn bt_transpose_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgrou
 // ---- bt_sbounds_f32: bounds from coords_t (coalesced) ----------------------------------
 
 @group(0) @binding(0) var<storage, read> sb_coords: array<f32>;
-@group(0) @binding(1) var<storage, read> sb_starts: array<u32>;
+// binding 1: the level's segment starts, read through bd_starts (see segment_of).
 @group(0) @binding(2) var<storage, read> sb_active: array<u32>;
 @group(0) @binding(3) var<storage, read_write> sb_lo: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> sb_hi: array<atomic<u32>>;
 @group(0) @binding(5) var<uniform> sb_p: BoundsParams;
-
-fn sb_segment_of(p: u32) -> u32 {
-    var lo = 0u;
-    var hi = sb_p.segments;
-    while hi - lo > 1u {
-        let mid = (lo + hi) >> 1u;
-        if sb_starts[sb_p.level_offset + mid] <= p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn bt_sbounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -415,8 +402,8 @@ fn bt_sbounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
     let end = min(base + ITEM_THREADS * BOUNDS_ITEMS, n);
     let dim = sb_p.dim;
     let off = sb_p.level_offset;
-    let first = sb_segment_of(base);
-    let last = sb_segment_of(end - 1u);
+    let first = segment_of(base, sb_p.level_offset, sb_p.segments);
+    let last = segment_of(end - 1u, sb_p.level_offset, sb_p.segments);
     let p0 = base + tid * BOUNDS_ITEMS;
     if first == last {
         // One segment: a workgroup reduction, one atomic per bound.
@@ -446,13 +433,13 @@ fn bt_sbounds_f32(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
     if p0 >= end {
         return;
     }
-    var s = sb_segment_of(p0);
+    var s = segment_of(p0, sb_p.level_offset, sb_p.segments);
     for (var r = 0u; r < BOUNDS_ITEMS; r++) {
         let p = p0 + r;
         if p >= end {
             break;
         }
-        while s + 1u < sb_p.segments && sb_starts[off + s + 1u] <= p {
+        while s + 1u < sb_p.segments && bd_starts[off + s + 1u] <= p {
             s += 1u;
         }
         if sb_active[off + s] != 0u {
