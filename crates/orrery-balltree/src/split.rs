@@ -155,12 +155,14 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
 
     /// The bounds of `records`.
     pub fn of<C: Coord<Key = K>>(records: &[Record<K, N>]) -> Self {
-        let (mut lo, mut hi) = ([C::KEY_MAX; N], [C::KEY_MIN; N]);
+        let mut b = Self::empty::<C>();
         for r in records {
-            lo = std::array::from_fn(|d| if r.k[d] < lo[d] { r.k[d] } else { lo[d] });
-            hi = std::array::from_fn(|d| if r.k[d] > hi[d] { r.k[d] } else { hi[d] });
+            for d in 0..N {
+                b.lo[d] = b.lo[d].min(r.k[d]);
+                b.hi[d] = b.hi[d].max(r.k[d]);
+            }
         }
-        Self { lo, hi }
+        b
     }
 
     /// The bounds of the union.
