@@ -51,6 +51,11 @@ struct Args {
     /// CPU threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// How long the CPU pool's threads spin after each call, in microseconds (with
+    /// `--threads`; default: the executor's, `orrery_core::DEFAULT_SPIN`; 0 lets them
+    /// sleep at once, rayon's own behaviour).
+    #[arg(long)]
+    cpu_spin_us: Option<u64>,
     /// Also run this Python script (benches/python/peers.py for primitives,
     /// benches/python/balltree_peer.py for balltree) and merge the records it prints as
     /// JSON lines.
@@ -87,10 +92,13 @@ fn main() -> Result<()> {
     let wants = |name: &str| args.executors.iter().any(|e| e == name);
 
     if wants("cpu") {
-        let cpu = match args.threads {
+        let mut cpu = match args.threads {
             Some(t) => CpuExecutor::with_threads(t)?,
             None => CpuExecutor::new(),
         };
+        if let Some(us) = args.cpu_spin_us {
+            cpu = cpu.with_spin(std::time::Duration::from_micros(us))?;
+        }
         records.extend(run_cpu(args.suite, &cpu, &cfg).context("cpu executor")?);
     }
     #[cfg(feature = "cuda")]

@@ -13,7 +13,10 @@
 //!   elements, each summed left to right, then the tile results left to right, so the
 //!   result does not depend on the number of threads.
 
+mod keep_warm;
 mod radix;
+
+pub use keep_warm::DEFAULT_SPIN;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -76,20 +79,29 @@ impl<T: Element> DeviceBuffer<T> for CpuBuffer<T> {
     }
 }
 
-/// The rayon executor. Cheap to clone; by default it runs on rayon's global pool.
+/// The rayon executor. Cheap to clone (clones share the pool); by default it runs on
+/// rayon's global pool.
+///
+/// An executor with its own pool ([`CpuExecutor::with_threads`]) keeps the pool's
+/// threads spinning for [`DEFAULT_SPIN`] after each outermost [`CpuExecutor::install`]
+/// (as OpenMP's threads do between parallel regions), so a caller that runs many short
+/// parallel calls in a row does not pay for waking sleeping threads each time; see
+/// [`CpuExecutor::with_spin`] and ADR 0008. The global pool is shared with the rest of
+/// the process and keeps rayon's own behaviour.
 #[derive(Debug, Clone, Default)]
 pub struct CpuExecutor {
-    pool: Option<Arc<rayon::ThreadPool>>,
+    pool: Option<Arc<keep_warm::OwnedPool>>,
+    spin: Duration,
 }
 
 impl CpuExecutor {
     /// An executor on rayon's global thread pool.
     pub fn new() -> Self {
-        Self { pool: None }
+        Self { pool: None, spin: Duration::ZERO }
     }
 
-    /// An executor on its own pool of `threads` threads (for benchmarks at a fixed
-    /// core count).
+    /// An executor on its own pool of `threads` threads, which spin for
+    /// [`DEFAULT_SPIN`] after each call (not when `threads` exceeds the machine's cores).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `threads` is 0 or the pool cannot be created.
@@ -101,18 +113,46 @@ impl CpuExecutor {
             .num_threads(threads)
             .build()
             .map_err(|e| Error::InvalidArgument { what: "threads", reason: e.to_string() })?;
-        Ok(Self { pool: Some(Arc::new(pool)) })
+        Ok(Self { pool: Some(keep_warm::OwnedPool::new(pool)), spin: DEFAULT_SPIN })
+    }
+
+    /// The same pool, its threads spinning for `spin` after each outermost
+    /// [`CpuExecutor::install`] through this executor (`Duration::ZERO`: they sleep as
+    /// soon as rayon lets them). Clones share the pool and keep their own setting; a
+    /// pool with more threads than the machine has cores never spins.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `spin` is not zero for an executor on the global
+    /// pool, which is shared with the rest of the process (spinning needs a pool of its
+    /// own, [`CpuExecutor::with_threads`]).
+    pub fn with_spin(self, spin: Duration) -> Result<Self> {
+        if self.pool.is_none() && !spin.is_zero() {
+            return Err(Error::InvalidArgument {
+                what: "spin",
+                reason: "the global rayon pool is shared; spinning needs an executor with its own pool \
+                         (CpuExecutor::with_threads)"
+                    .into(),
+            });
+        }
+        Ok(Self { spin, ..self })
+    }
+
+    /// How long the pool's threads spin after each call through this executor (zero
+    /// when they do not).
+    pub fn spin(&self) -> Duration {
+        self.pool.as_ref().map_or(Duration::ZERO, |p| p.effective_spin(self.spin))
     }
 
     /// Number of worker threads.
     pub fn threads(&self) -> usize {
-        self.pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+        self.pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.threads())
     }
 
-    /// Runs `f` inside this executor's pool.
+    /// Runs `f` inside this executor's pool (on the calling thread for the global pool
+    /// or when already on one of the pool's threads).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
-            Some(pool) => pool.install(f),
+            Some(pool) => pool.install(self.spin, f),
             None => f(),
         }
     }
@@ -134,7 +174,10 @@ impl Executor for CpuExecutor {
     }
 
     fn name(&self) -> String {
-        format!("cpu:rayon ({} threads)", self.threads())
+        match self.spin().as_micros() {
+            0 => format!("cpu:rayon ({} threads)", self.threads()),
+            us => format!("cpu:rayon ({} threads, spin {us} us)", self.threads()),
+        }
     }
 
     fn alloc<T: Element>(&self, len: usize) -> Result<CpuBuffer<T>> {
