@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One device call: the CPU ball-tree build with and without the CPU executor's keep-warm
+# spin (ADR 0008), interleaved, beside the reference `balltree-erwin` on the same cores.
+# Rounds of `orrery-bench balltree --executors cpu` at spin 0 / 200 / 1000 us, the peer
+# alone before and after. Needs the release bundle (.device) and the wheel (.whl); carry
+# [".device", ".whl"].
+#   bash benches/device/cpu_spin.sh [rounds]   (on the device machine, repository root, $OUT set)
+# Returns: spin.md (every run's side-by-side medians), env.txt (lscpu, commit), logs.tar.gz.
+set -u
+rounds=${1:-3}
+R=$OUT; OUT=/tmp/results; mkdir -p $OUT
+export ORRERY_COMMIT=$(cat .device/COMMIT) PYTHONUNBUFFERED=1
+threads=$(nproc)
+{ echo "nproc=$threads commit=$ORRERY_COMMIT"; lscpu; } > "$OUT/env.txt" 2>&1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+  .whl/balltree_erwin-0.1.0-cp312-cp312-*.whl >> "$OUT/env.txt" 2>&1 || echo "wheel install failed" >> "$OUT/env.txt"
+export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+bench() {  # name, args...
+  local name=$1; shift
+  timeout 300 .device/bin/orrery-bench balltree --threads "$threads" --repeats 20 --out "$OUT/$name" "$@" \
+    > "$OUT/$name.txt" 2>&1
+  { echo "## $name (rc=$?)"; cat "$OUT/$name/balltree.md" 2>/dev/null; echo; } >> "$OUT/spin.md"
+}
+bench peer-1 --executors none --peer benches/python/balltree_peer.py
+for r in $(seq 1 "$rounds"); do
+  for us in 0 1000 200; do bench "r$r-spin$us" --executors cpu --cpu-spin-us "$us"; done
+done
+bench peer-2 --executors none --peer benches/python/balltree_peer.py
+tar czf "$R/logs.tar.gz" -C /tmp results
+cp "$OUT/env.txt" "$OUT/spin.md" "$R/"
+cat "$OUT/spin.md"
