@@ -139,8 +139,8 @@ impl<K: Copy, const N: usize> Record<K, N> {
     }
 }
 
-/// Per-lane bounds (as keys) of a set of records; the last lane (the index) is
-/// carried along and ignored.
+/// Per-lane bounds (as keys) of a set of records; the last lane (the index) is never
+/// read (see [`Bounds::of`] for when it is computed).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds<K, const N: usize> {
     pub lo: [K; N],
@@ -153,11 +153,15 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
         Self { lo: [C::KEY_MAX; N], hi: [C::KEY_MIN; N] }
     }
 
-    /// The bounds of `records`.
+    /// The bounds of `records`. The index lane is skipped for 64-bit keys (scalar
+    /// min/max: a quarter of a 3D scan, 5% of a 16 x 1024 f64 build) and kept for 32-bit
+    /// keys, whose whole-record min/max the compiler vectorises (skipping the lane there
+    /// breaks that and cost 5%).
     pub fn of<C: Coord<Key = K>>(records: &[Record<K, N>]) -> Self {
+        let lanes = if size_of::<K>() >= 8 { N - 1 } else { N };
         let mut b = Self::empty::<C>();
         for r in records {
-            for d in 0..N {
+            for d in 0..lanes {
                 b.lo[d] = b.lo[d].min(r.k[d]);
                 b.hi[d] = b.hi[d].max(r.k[d]);
             }

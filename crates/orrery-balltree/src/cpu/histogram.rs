@@ -23,6 +23,7 @@
 //! the exact selection. Ties on the coordinate share a bucket and are ordered by index
 //! there: the split is the same set as any other exact selection's.
 
+use std::cell::RefCell;
 use std::hint::select_unpredictable;
 
 use super::select;
@@ -62,43 +63,27 @@ pub(crate) fn split_into<C: Coord, const N: usize>(
     let bits = bucket_bits(m);
     let span_bits = u64::BITS - C::rel(hi, lo).leading_zeros();
     let shift = span_bits.saturating_sub(bits);
-    let bucket = |r: &Record<C::Key, N>| (C::rel(r.k[dim], lo) >> shift) as usize;
+    let mut run = |counts: &mut [u32]| scatter::<C, N>(src, dst, dim, k, lo, shift, counts);
 
     // Zero only about the counters in use: most nodes are small, and zeroing 2^11
-    // counters (or calling memset for 2^6) would cost more than their histogram.
-    let (mut tiny, mut small, mut large);
-    let counts: &mut [u32] = if bits <= MIN_BUCKET_BITS {
-        tiny = [0u32; 1 << MIN_BUCKET_BITS];
-        &mut tiny
+    // counters (or calling memset for 2^6) would cost more than their histogram. The
+    // largest tier is this thread's [`LARGE_COUNTS`], zeroed after use over the buckets
+    // used (a stack array would be zeroed whole: 8 KiB for a node of 512 records).
+    let (below, mid) = if bits <= MIN_BUCKET_BITS {
+        run(&mut [0u32; 1 << MIN_BUCKET_BITS])
     } else if bits <= SMALL_BUCKET_BITS {
-        small = [0u32; 1 << SMALL_BUCKET_BITS];
-        &mut small[..1 << bits]
+        run(&mut [0u32; 1 << SMALL_BUCKET_BITS][..1 << bits])
     } else {
-        large = [0u32; 1 << MAX_BUCKET_BITS];
-        &mut large[..1 << bits]
+        LARGE_COUNTS.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut counts) => {
+                let counts = &mut counts[..1 << bits];
+                let found = run(counts);
+                counts.fill(0);
+                found
+            }
+            Err(_) => run(&mut [0u32; 1 << MAX_BUCKET_BITS][..1 << bits]),
+        })
     };
-    for r in src.iter() {
-        counts[bucket(r)] += 1;
-    }
-    // The median's bucket: `below` records in lower buckets, `below <= k < below + mid`.
-    let (mut median, mut below) = (0, 0);
-    while below + counts[median] as usize <= k {
-        below += counts[median] as usize;
-        median += 1;
-    }
-    let mid = counts[median] as usize;
-
-    let (mut n_lo, mut n_mid, mut n_hi) = (0, below, below + mid);
-    for r in src.iter() {
-        let b = bucket(r);
-        let (is_lo, is_hi) = (b < median, b > median);
-        let pos = select_unpredictable(is_lo, n_lo, select_unpredictable(is_hi, n_hi, n_mid));
-        dst[pos] = *r;
-        n_lo += usize::from(is_lo);
-        n_hi += usize::from(is_hi);
-        n_mid += usize::from(!is_lo && !is_hi);
-    }
-    debug_assert_eq!((n_lo, n_mid, n_hi), (below, below + mid, m));
     let (rank, range) = (k - below, below..below + mid);
     if mid > MID_SELECT_MAX && rank > 0 {
         let (mid_lo, mid_hi) = key_range::<C, N>(&dst[range.clone()], dim);
@@ -111,6 +96,49 @@ pub(crate) fn split_into<C: Coord, const N: usize>(
         }
     }
     select::select::<C, N>(&mut dst[range], rank, dim);
+}
+
+thread_local! {
+    /// This thread's counters for the largest histograms, all zero between uses.
+    static LARGE_COUNTS: RefCell<[u32; 1 << MAX_BUCKET_BITS]> = const { RefCell::new([0; 1 << MAX_BUCKET_BITS]) };
+}
+
+/// Steps 1 to 3 of [`split_into`] with zeroed `counts` (one per bucket of
+/// `rel(key, lo) >> shift`): returns the records below the median's bucket and in it,
+/// which `dst` now holds in that order, followed by the rest.
+fn scatter<C: Coord, const N: usize>(
+    src: &[Record<C::Key, N>],
+    dst: &mut [Record<C::Key, N>],
+    dim: usize,
+    k: usize,
+    lo: C::Key,
+    shift: u32,
+    counts: &mut [u32],
+) -> (usize, usize) {
+    let bucket = |r: &Record<C::Key, N>| (C::rel(r.k[dim], lo) >> shift) as usize;
+    for r in src {
+        counts[bucket(r)] += 1;
+    }
+    // The median's bucket: `below` records in lower buckets, `below <= k < below + mid`.
+    let (mut median, mut below) = (0, 0);
+    while below + counts[median] as usize <= k {
+        below += counts[median] as usize;
+        median += 1;
+    }
+    let mid = counts[median] as usize;
+
+    let (mut n_lo, mut n_mid, mut n_hi) = (0, below, below + mid);
+    for r in src {
+        let b = bucket(r);
+        let (is_lo, is_hi) = (b < median, b > median);
+        let pos = select_unpredictable(is_lo, n_lo, select_unpredictable(is_hi, n_hi, n_mid));
+        dst[pos] = *r;
+        n_lo += usize::from(is_lo);
+        n_hi += usize::from(is_hi);
+        n_mid += usize::from(!is_lo && !is_hi);
+    }
+    debug_assert_eq!((n_lo, n_mid, n_hi), (below, below + mid, src.len()));
+    (below, mid)
 }
 
 /// The smallest and largest key of dimension `dim` in `records`.
