@@ -144,8 +144,8 @@ fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, in
 /// threads of the pool start at once (`rayon::broadcast`) and take batches in order from
 /// a shared counter, as an OpenMP dynamic schedule does; splitting a parallel iterator
 /// instead wakes the threads in a cascade of `log2(threads)` wake-ups, which was most
-/// of a 16 x 1024 build on 16 cores. Large batches still share their subtrees with idle
-/// threads through `rayon::join`.
+/// of a 16 x 1024 build on 16 cores. Batches still share their subtrees (from 256
+/// records) through `rayon::join`, so a thread out of batches helps the slowest.
 fn build_each_batch<C: Coord, const N: usize>(
     points: &[C],
     layout: &TreeLayout,
