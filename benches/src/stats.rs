@@ -5,7 +5,7 @@
 //! compilation, allocation and first-touch page faults out of the numbers. We report
 //! the median, and the 10th and 90th percentiles as the spread.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use orrery_core::{Executor, Result};
 use serde::Serialize;
@@ -33,7 +33,16 @@ impl Stats {
     }
 }
 
-/// Runs `f` `warmup` times, then `repeats` times timed with the executor's clock.
+/// Warm-up lasts at least this long (and at least the asked number of runs): after two
+/// runs of 0.2 ms, the first workload of a process (the CPU ball tree's 16 x 1024 f32)
+/// measured 0.2-1.0 ms on the H200 host where the next one, with twice the record size,
+/// measured 0.15-0.32 ms: a fresh pool's threads still allocating their scratch.
+const MIN_WARMUP: Duration = Duration::from_millis(20);
+/// At most this many warm-up runs beyond the asked number, however short a run is.
+const MAX_WARMUP_RUNS: usize = 1000;
+
+/// Runs `f` `warmup` times (and for at least [`MIN_WARMUP`]), then `repeats` times
+/// timed with the executor's clock.
 ///
 /// # Errors
 /// Whatever `f` or the executor's clock returns.
@@ -59,9 +68,12 @@ pub fn measure_with_setup<E: Executor, S>(
     mut setup: impl FnMut(&mut S) -> Result<()>,
     mut f: impl FnMut(&mut S) -> Result<()>,
 ) -> Result<Stats> {
-    for _ in 0..warmup {
+    let started = Instant::now();
+    let mut runs = 0;
+    while runs < warmup || (started.elapsed() < MIN_WARMUP && runs < MAX_WARMUP_RUNS) {
         setup(state)?;
         f(state)?;
+        runs += 1;
     }
     exec.synchronize()?;
     let mut samples = Vec::with_capacity(repeats);
