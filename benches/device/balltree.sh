@@ -15,10 +15,7 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/env.txt" 2>&1
 threads=$(nproc)
 echo "nproc=$threads commit=$ORRERY_COMMIT $(python3 --version 2>&1)" >> "$OUT/env.txt"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/balltree_erwin-0.1.0-cp312-cp312-*.whl >> "$OUT/env.txt" 2>&1 || echo "wheel install failed" >> "$OUT/env.txt"
-export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-python3 -c "import balltree, numpy, torch; print('balltree', balltree.__version__, balltree.__file__, 'numpy', numpy.__version__, 'torch', torch.__version__)" >> "$OUT/env.txt" 2>&1
+. "$(dirname "${BASH_SOURCE[0]}")/reference.sh"
 timeout 540 .device/bin/orrery-bench balltree --executors cpu,cuda,wgpu --threads "$threads" \
   --peer benches/python/balltree_peer.py --out "$OUT" > "$OUT/balltree.txt" 2>&1
 echo "orrery-bench rc=$?" >> "$OUT/env.txt"

@@ -13,9 +13,7 @@ R=$OUT; OUT=/tmp/results; mkdir -p $OUT
 export ORRERY_COMMIT=$(cat .device/COMMIT) PYTHONUNBUFFERED=1
 threads=$(nproc)
 { echo "nproc=$threads commit=$ORRERY_COMMIT"; lscpu; } > "$OUT/env.txt" 2>&1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/balltree_erwin-0.1.0-cp312-cp312-*.whl >> "$OUT/env.txt" 2>&1 || echo "wheel install failed" >> "$OUT/env.txt"
-export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+. "$(dirname "${BASH_SOURCE[0]}")/reference.sh"
 bench() {  # name, args...
   local name=$1; shift
   timeout 300 .device/bin/orrery-bench balltree --threads "$threads" --repeats 20 --out "$OUT/$name" "$@" \

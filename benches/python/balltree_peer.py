@@ -39,7 +39,7 @@ we build it here and carry it (the device has no network):
     #   -> .whl/balltree_erwin-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl (libgomp
     #      vendored as balltree_erwin.libs/libgomp-*.so; needs glibc >= 2.34, numpy >= 1.25)
 
-    # on the device (benches/device/balltree.sh does this; `carry` must name .whl):
+    # on the device (benches/device/reference.sh does this; `carry` must name .whl):
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
         --target /tmp/site .whl/balltree_erwin-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl
     export PYTHONPATH=/tmp/site
