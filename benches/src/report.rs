@@ -14,7 +14,7 @@ pub struct Record {
     pub suite: String,
     /// Workload name (e.g. "sort_pairs 16M bits 0..64").
     pub workload: String,
-    /// Executor name (e.g. "cpu:rayon (16 threads)", "torch").
+    /// Executor name (e.g. "cpu:rayon (16 threads, x86-64-v4)", "torch").
     pub executor: String,
     /// Elements processed per run.
     pub elements: u64,

@@ -52,6 +52,10 @@
 //! A batch of one point, which the reference rejects, gives `[i, i]` with mask
 //! `[true, false]`.
 
+#[allow(
+    clippy::inline_always,
+    reason = "hot paths are compiled per instruction-set level only by being inlined into it (cpu::level)"
+)]
 pub mod cpu;
 pub mod gpu;
 mod input;
@@ -62,6 +66,10 @@ pub mod partition;
 mod permute;
 pub mod pool;
 pub mod rotate;
+#[allow(
+    clippy::inline_always,
+    reason = "hot paths are compiled per instruction-set level only by being inlined into it (cpu::level)"
+)]
 pub mod split;
 mod tree;
 

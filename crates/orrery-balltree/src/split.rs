@@ -157,6 +157,7 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
     /// min/max: a quarter of a 3D scan, 5% of a 16 x 1024 f64 build) and kept for 32-bit
     /// keys, whose whole-record min/max the compiler vectorises (skipping the lane there
     /// breaks that and cost 5%).
+    #[inline(always)]
     pub fn of<C: Coord<Key = K>>(records: &[Record<K, N>]) -> Self {
         let lanes = if size_of::<K>() >= 8 { N - 1 } else { N };
         let mut b = Self::empty::<C>();
@@ -184,7 +185,7 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
     /// to the strictly largest exact spread: only when the largest rounded spreads tie
     /// (or overflow) does the exact comparison of [`split_dim_of`] have to decide. Most
     /// nodes take the short path, a subtraction per dimension.
-    #[inline]
+    #[inline(always)]
     pub fn split_dim<C: Coord<Key = K>>(&self) -> usize {
         let (mut best, mut best_dim, mut tie) = (0.0f64, 0, false);
         for d in 0..N - 1 {
@@ -217,7 +218,7 @@ pub(crate) fn split_dim_of(bounds: impl Iterator<Item = (f64, f64)>) -> usize {
 }
 
 /// The position of a record in the total order of dimension `dim`.
-#[inline]
+#[inline(always)]
 pub(crate) fn rank_key<C: Coord, const N: usize>(r: &Record<C::Key, N>, dim: usize) -> C::Packed {
     C::pack(r.k[dim], r.k[N - 1])
 }

@@ -13,9 +13,11 @@
 //!   elements, each summed left to right, then the tile results left to right, so the
 //!   result does not depend on the number of threads.
 
+mod isa;
 mod keep_warm;
 mod radix;
 
+pub use isa::{CpuIsa, MAX_CPU_ISA_ENV};
 pub use keep_warm::DEFAULT_SPIN;
 
 use std::ops::Range;
@@ -173,10 +175,13 @@ impl Executor for CpuExecutor {
         ExecutorKind::Cpu
     }
 
+    /// `cpu:rayon (T threads, ISA[, spin S us])`: the pool, the instruction-set level
+    /// CPU kernels run at ([`CpuIsa::active`]), and the keep-warm spin when not zero.
     fn name(&self) -> String {
+        let isa = CpuIsa::active().map_or_else(|_| format!("invalid {MAX_CPU_ISA_ENV}"), |isa| isa.to_string());
         match self.spin().as_micros() {
-            0 => format!("cpu:rayon ({} threads)", self.threads()),
-            us => format!("cpu:rayon ({} threads, spin {us} us)", self.threads()),
+            0 => format!("cpu:rayon ({} threads, {isa})", self.threads()),
+            us => format!("cpu:rayon ({} threads, {isa}, spin {us} us)", self.threads()),
         }
     }
 

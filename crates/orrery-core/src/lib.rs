@@ -37,7 +37,7 @@ pub mod gpu;
 pub mod particles;
 pub mod sfc;
 
-pub use cpu::{CpuExecutor, DEFAULT_SPIN};
+pub use cpu::{CpuExecutor, CpuIsa, DEFAULT_SPIN};
 pub use element::{DType, Element, Real};
 pub use error::{Axis, Error, Result};
 pub use executor::{DeviceBuffer, Executor, ExecutorKind, ReduceOp};

@@ -50,6 +50,10 @@ const MID_SELECT_MAX: usize = 32;
 /// smallest in the order (coordinate `dim`, index) and `dst[k..]` the rest. `lo` and
 /// `hi` are the smallest and largest key of dimension `dim` in `src`. `src` is left
 /// in an unspecified order (it serves as scratch).
+///
+/// Inlined into each instruction-set level's recursion ([`super::level`]); the rare
+/// second histogram of a crowded median's bucket is an ordinary call.
+#[inline(always)]
 pub(crate) fn split_into<C: Coord, const N: usize>(
     src: &mut [Record<C::Key, N>],
     dst: &mut [Record<C::Key, N>],
@@ -90,12 +94,25 @@ pub(crate) fn split_into<C: Coord, const N: usize>(
         if mid_lo < mid_hi {
             // Distinct keys fall into at least two of the next histogram's buckets, so
             // the recursion shrinks; the node's own slice of `src` is free scratch now.
-            split_into::<C, N>(&mut dst[range.clone()], &mut src[range.clone()], dim, rank, (mid_lo, mid_hi));
+            split_again::<C, N>(&mut dst[range.clone()], &mut src[range.clone()], dim, rank, (mid_lo, mid_hi));
             dst[range.clone()].copy_from_slice(&src[range]);
             return;
         }
     }
     select::select::<C, N>(&mut dst[range], rank, dim);
+}
+
+/// [`split_into`] as a call of its own: its recursion (an `#[inline(always)]` function
+/// cannot call itself).
+#[inline(never)]
+fn split_again<C: Coord, const N: usize>(
+    src: &mut [Record<C::Key, N>],
+    dst: &mut [Record<C::Key, N>],
+    dim: usize,
+    k: usize,
+    range: (C::Key, C::Key),
+) {
+    split_into::<C, N>(src, dst, dim, k, range);
 }
 
 thread_local! {
@@ -106,6 +123,7 @@ thread_local! {
 /// Steps 1 to 3 of [`split_into`] with zeroed `counts` (one per bucket of
 /// `rel(key, lo) >> shift`): returns the records below the median's bucket and in it,
 /// which `dst` now holds in that order, followed by the rest.
+#[inline(always)]
 fn scatter<C: Coord, const N: usize>(
     src: &[Record<C::Key, N>],
     dst: &mut [Record<C::Key, N>],
@@ -142,6 +160,7 @@ fn scatter<C: Coord, const N: usize>(
 }
 
 /// The smallest and largest key of dimension `dim` in `records`.
+#[inline(always)]
 fn key_range<C: Coord, const N: usize>(records: &[Record<C::Key, N>], dim: usize) -> (C::Key, C::Key) {
     records.iter().fold((C::KEY_MAX, C::KEY_MIN), |(lo, hi), r| (lo.min(r.k[dim]), hi.max(r.k[dim])))
 }

@@ -18,11 +18,12 @@
 //! indices) from its level loop.
 
 mod histogram;
+pub(crate) mod level;
 mod recurse;
 mod rotate;
 mod select;
 
-use orrery_core::{DType, Real, Result};
+use orrery_core::{CpuIsa, DType, Real, Result};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -34,57 +35,62 @@ pub use rotate::rotated_partitions;
 
 pub(crate) use recurse::cut;
 
+use crate::cpu::level::{Level, with_level};
 use crate::input::PointCloud;
 use crate::layout::TreeLayout;
 use crate::partition::Partition;
-use crate::split::{Bounds, Coord, Record};
+use crate::split::{Coord, Record};
 use crate::tree::BallTree;
 
-/// Calls `$f::<C, N>($args)` with the record width `N` (coordinates plus the index
-/// lane) equal to the runtime `$dim + 1` (`dim` in 1..=16).
+/// Calls `$f::<C, N>($args)` (or `$f::<C, N, G>`) with the record width `N`
+/// (coordinates plus the index lane) equal to the runtime `$dim + 1` (`dim` in 1..=16).
 macro_rules! with_dim {
-    ($dim:expr, $f:ident::<$t:ty>($($arg:expr),* $(,)?)) => {
+    ($dim:expr, $f:ident::<$t:ty $(, $g:ty)?>($($arg:expr),* $(,)?)) => {
         match $dim {
-            1 => $f::<$t, 2>($($arg),*),
-            2 => $f::<$t, 3>($($arg),*),
-            3 => $f::<$t, 4>($($arg),*),
-            4 => $f::<$t, 5>($($arg),*),
-            5 => $f::<$t, 6>($($arg),*),
-            6 => $f::<$t, 7>($($arg),*),
-            7 => $f::<$t, 8>($($arg),*),
-            8 => $f::<$t, 9>($($arg),*),
-            9 => $f::<$t, 10>($($arg),*),
-            10 => $f::<$t, 11>($($arg),*),
-            11 => $f::<$t, 12>($($arg),*),
-            12 => $f::<$t, 13>($($arg),*),
-            13 => $f::<$t, 14>($($arg),*),
-            14 => $f::<$t, 15>($($arg),*),
-            15 => $f::<$t, 16>($($arg),*),
-            16 => $f::<$t, 17>($($arg),*),
+            1 => $f::<$t, 2 $(, $g)?>($($arg),*),
+            2 => $f::<$t, 3 $(, $g)?>($($arg),*),
+            3 => $f::<$t, 4 $(, $g)?>($($arg),*),
+            4 => $f::<$t, 5 $(, $g)?>($($arg),*),
+            5 => $f::<$t, 6 $(, $g)?>($($arg),*),
+            6 => $f::<$t, 7 $(, $g)?>($($arg),*),
+            7 => $f::<$t, 8 $(, $g)?>($($arg),*),
+            8 => $f::<$t, 9 $(, $g)?>($($arg),*),
+            9 => $f::<$t, 10 $(, $g)?>($($arg),*),
+            10 => $f::<$t, 11 $(, $g)?>($($arg),*),
+            11 => $f::<$t, 12 $(, $g)?>($($arg),*),
+            12 => $f::<$t, 13 $(, $g)?>($($arg),*),
+            13 => $f::<$t, 14 $(, $g)?>($($arg),*),
+            14 => $f::<$t, 15 $(, $g)?>($($arg),*),
+            15 => $f::<$t, 16 $(, $g)?>($($arg),*),
+            16 => $f::<$t, 17 $(, $g)?>($($arg),*),
             _ => unreachable!("dim is validated to 1..=16"),
         }
     };
 }
 
-/// Builds the ball tree of every batch of `cloud` on the CPU.
+/// Builds the ball tree of every batch of `cloud` on the CPU, at the instruction-set
+/// level [`CpuIsa::active`] picks (every level builds the same tree).
 ///
 /// # Errors
 /// [`orrery_core::Error::TooManyPoints`] when the slots exceed `u32::MAX` (more than
-/// 2^31 points); the cloud itself is validated at construction.
+/// 2^31 points); [`orrery_core::Error::InvalidArgument`] when `ORRERY_MAX_CPU_ISA` names
+/// no level. The cloud itself is validated at construction.
 pub fn build<T: Real>(cloud: &PointCloud<'_, T>) -> Result<BallTree> {
+    build_at(cloud, CpuIsa::active()?)
+}
+
+/// [`build`] at `isa` (or the most capable supported level below it).
+pub(crate) fn build_at<T: Real>(cloud: &PointCloud<'_, T>, isa: CpuIsa) -> Result<BallTree> {
     let layout = TreeLayout::new(cloud.batches())?;
     let mut indices = vec![0u32; layout.num_slots()];
     let mut mask = vec![false; layout.num_slots()];
     let (points, dim) = (cloud.points(), cloud.dim());
-    match T::DTYPE {
-        DType::F32 => {
-            with_dim!(dim, build_batches::<f32>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask));
-        }
-        DType::F64 => {
-            with_dim!(dim, build_batches::<f64>(bytemuck::cast_slice(points), &layout, &mut indices, &mut mask));
-        }
+    let (idx, msk) = (&mut indices[..], &mut mask[..]);
+    with_level!(isa, |level| match T::DTYPE {
+        DType::F32 => with_dim!(dim, build_batches::<f32, _>(level, bytemuck::cast_slice(points), &layout, idx, msk)),
+        DType::F64 => with_dim!(dim, build_batches::<f64, _>(level, bytemuck::cast_slice(points), &layout, idx, msk)),
         _ => unreachable!("Real is f32 or f64"),
-    }
+    });
     BallTree::from_parts(layout, indices, mask)
 }
 
@@ -118,12 +124,18 @@ pub(crate) fn partition_rows<T: Real>(points: &[T], dim: usize, offsets: &[u32],
     order
 }
 
-fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, indices: &mut [u32], mask: &mut [bool]) {
+fn build_batches<C: Coord, const N: usize, L: Level>(
+    level: L,
+    points: &[C],
+    layout: &TreeLayout,
+    indices: &mut [u32],
+    mask: &mut [bool],
+) {
     let slots = || layout.slot_offsets().windows(2).map(|w| (w[1] - w[0]) as usize);
     let idx = cut(indices, slots());
     let msk = cut(mask, slots());
     if layout.depths().len() >= rayon::current_num_threads() {
-        build_each_batch::<C, N>(points, layout, idx, msk);
+        build_each_batch::<C, N, L>(level, points, layout, idx, msk);
         return;
     }
     let mut records = recurse::records::<C, N>(points, 0);
@@ -135,7 +147,7 @@ fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, in
     recs.into_par_iter().zip(spares).zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(
         |((((r, s), i), m), &depth)| {
             let bounds = select::bounds::<C, N>(r);
-            recurse::build_node::<C, N>(r, s, &bounds, i, m, depth);
+            level.build_node::<C, N>(r, s, &bounds, i, m, depth);
         },
     );
 }
@@ -146,7 +158,8 @@ fn build_batches<C: Coord, const N: usize>(points: &[C], layout: &TreeLayout, in
 /// instead wakes the threads in a cascade of `log2(threads)` wake-ups, which was most
 /// of a 16 x 1024 build on 16 cores. Batches still share their subtrees (from 256
 /// records) through `rayon::join`, so a thread out of batches helps the slowest.
-fn build_each_batch<C: Coord, const N: usize>(
+fn build_each_batch<C: Coord, const N: usize, L: Level>(
+    level: L,
     points: &[C],
     layout: &TreeLayout,
     idx: Vec<&mut [u32]>,
@@ -163,10 +176,8 @@ fn build_each_batch<C: Coord, const N: usize>(
             let (i, m) = taken.expect("the counter hands out each batch once");
             let (start, end) = (offsets[b] as usize, offsets[b + 1] as usize);
             with_scratch::<C::Key, N>(2 * (end - start), |scratch| {
-                let (records, spare) = scratch.split_at_mut(end - start);
-                recurse::fill_records::<C, N>(records, &points[start * (N - 1)..end * (N - 1)], start as u32);
-                let bounds = Bounds::of::<C>(records);
-                recurse::build_node::<C, N>(records, spare, &bounds, i, m, layout.depths()[b]);
+                let batch = &points[start * (N - 1)..end * (N - 1)];
+                level.build_batch::<C, N>(scratch, batch, start as u32, i, m, layout.depths()[b]);
             });
         }
     });

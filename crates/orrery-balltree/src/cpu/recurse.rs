@@ -19,6 +19,7 @@
 
 use rayon::prelude::*;
 
+use super::level::Level;
 use super::{histogram, select};
 use crate::split::{Bounds, Coord, Record, rank_key};
 
@@ -43,6 +44,7 @@ pub(crate) fn records<C: Coord, const N: usize>(points: &[C], first: u32) -> Vec
 
 /// [`records`] into `out`, on the calling thread (for one batch of many, each already a
 /// task).
+#[inline(always)]
 pub(crate) fn fill_records<C: Coord, const N: usize>(out: &mut [Record<C::Key, N>], points: &[C], first: u32) {
     for (i, (r, p)) in out.iter_mut().zip(points.chunks_exact(N - 1)).enumerate() {
         *r = Record::new::<C>(|d| p[d].key(), first + i as u32);
@@ -70,14 +72,35 @@ fn split<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>]) -> Halves<
 /// ([`histogram::split_into`]); smaller ones select in place.
 const HISTOGRAM_MIN: usize = 8;
 
+/// Builds one batch of points (row-major, `N - 1` coordinates, global indices from
+/// `first`) into its slots, with `scratch` of two records per point.
+#[inline(always)]
+pub(crate) fn build_batch<C: Coord, const N: usize, L: Level>(
+    level: L,
+    scratch: &mut [Record<C::Key, N>],
+    points: &[C],
+    first: u32,
+    indices: &mut [u32],
+    mask: &mut [bool],
+    levels: u32,
+) {
+    let (records, spare) = scratch.split_at_mut(scratch.len() / 2);
+    fill_records::<C, N>(records, points, first);
+    let bounds = Bounds::of::<C>(records);
+    build_node::<C, N, L>(level, records, spare, &bounds, indices, mask, levels);
+}
+
 /// Builds the subtree of a node: `records` are its points and `bounds` their bounds,
 /// `spare` as many records of scratch, `indices` and `mask` its slots, `levels` the
-/// number of splits down to its leaves.
+/// number of splits down to its leaves. Children are built through `level` (see
+/// [`super::level`]: the whole subtree runs at one instruction-set level).
 ///
 /// A node splits its records into `spare` (or in place, for the smallest and the
 /// largest nodes) and computes its children's bounds, so each child starts with its
 /// bounds known and the two buffers trade roles level by level.
-pub(crate) fn build_node<C: Coord, const N: usize>(
+#[inline(always)]
+pub(crate) fn build_node<C: Coord, const N: usize, L: Level>(
+    level: L,
     records: &mut [Record<C::Key, N>],
     spare: &mut [Record<C::Key, N>],
     bounds: &Bounds<C::Key, N>,
@@ -111,17 +134,18 @@ pub(crate) fn build_node<C: Coord, const N: usize>(
     let (ml, mr) = mask.split_at_mut(half);
     if m >= PAR_TASK_MIN {
         rayon::join(
-            || build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1),
-            || build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1),
+            || level.build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1),
+            || level.build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1),
         );
     } else {
-        build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1);
-        build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1);
+        level.build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1);
+        level.build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1);
     }
 }
 
 /// The parent of two leaves (2 to 4 points), split by ranks without moving records:
 /// half of all internal nodes are such, so their per-node overhead matters.
+#[inline(always)]
 fn leaf_parent<C: Coord, const N: usize>(
     records: &[Record<C::Key, N>],
     bounds: &Bounds<C::Key, N>,
@@ -152,6 +176,7 @@ fn leaf_parent<C: Coord, const N: usize>(
 }
 
 /// A leaf of one point (`[i, i]`, mask `[true, false]`) or two (ascending index).
+#[inline(always)]
 fn write_leaf_indices(points: &[u32], indices: &mut [u32], mask: &mut [bool]) {
     match *points {
         [a] => {
@@ -167,6 +192,7 @@ fn write_leaf_indices(points: &[u32], indices: &mut [u32], mask: &mut [bool]) {
 }
 
 /// A leaf of one point (`[i, i]`, mask `[true, false]`) or two (ascending index).
+#[inline(always)]
 fn write_leaf<C: Coord, const N: usize>(records: &[Record<C::Key, N>], indices: &mut [u32], mask: &mut [bool]) {
     match records {
         [a] => write_leaf_indices(&[a.index::<C>()], indices, mask),

@@ -39,19 +39,38 @@ const SAMPLE: usize = 1024;
 const SAMPLE_MARGIN: usize = 48;
 
 /// The bounds of `records`, in parallel for large inputs.
+#[inline(always)]
 pub(crate) fn bounds<C: Coord, const N: usize>(records: &[Record<C::Key, N>]) -> Bounds<C::Key, N> {
     if records.len() < PAR_SELECT_MIN {
         return Bounds::of::<C>(records);
     }
+    par_bounds::<C, N>(records)
+}
+
+/// [`bounds`] of a large node: a chunked parallel reduction.
+#[inline(never)]
+fn par_bounds<C: Coord, const N: usize>(records: &[Record<C::Key, N>]) -> Bounds<C::Key, N> {
     records.par_chunks(CHUNK).map(Bounds::of::<C>).reduce(Bounds::empty::<C>, Bounds::merge)
 }
 
 /// Reorders `records` so that `records[..k]` are the `k` smallest in the order of
 /// dimension `dim` (coordinate, index) and `records[k..]` the rest.
+#[inline(always)]
 pub(crate) fn select<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>], k: usize, dim: usize) {
     if k == 0 || k >= records.len() {
         return;
     }
+    if records.len() >= PAR_SELECT_MIN {
+        par_select::<C, N>(records, k, dim);
+    } else {
+        finish::<C, N>(records, k, dim);
+    }
+}
+
+/// [`select`] of a large node: sample-select rounds in parallel until the part holding
+/// rank `k` is small, then [`finish`].
+#[inline(never)]
+fn par_select<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>], k: usize, dim: usize) {
     let mut v = records;
     let mut k = k;
     while v.len() >= PAR_SELECT_MIN {
@@ -73,6 +92,12 @@ pub(crate) fn select<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>]
             return; // the boundary falls between two parts: already selected
         }
     }
+    finish::<C, N>(v, k, dim);
+}
+
+/// The sequential selection of rank `k` (`0 < k < v.len()`).
+#[inline(always)]
+fn finish<C: Coord, const N: usize>(v: &mut [Record<C::Key, N>], k: usize, dim: usize) {
     if v.len() <= SMALL {
         rank_sort::<C, N>(v, dim);
     } else {
@@ -85,6 +110,7 @@ pub(crate) fn select<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>]
 /// `m <= 8` this beats the insertion sort that `select_nth_unstable` runs on short
 /// slices (record shifts and mispredicted branches); at 16 the quadratic count costs
 /// more instructions than it saves (259 M against 241 M per build of 16 x 16384).
+#[inline(always)]
 fn rank_sort<C: Coord, const N: usize>(v: &mut [Record<C::Key, N>], dim: usize) {
     let m = v.len();
     let mut keys = [C::Packed::default(); SMALL];

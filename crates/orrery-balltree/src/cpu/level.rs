@@ -1,0 +1,254 @@
+//! The build recursion compiled once per instruction-set level ([`CpuIsa`]).
+//!
+//! The crate is compiled for the target's baseline (x86-64: SSE2), where the bounds
+//! scan of f64 records is scalar (SSE2 has no 64-bit integer comparison) and a record
+//! of 32 bytes moves in two halves. A [`Level`] is a zero-sized proof that the running
+//! CPU has a level's features; its `build_node` runs [`recurse::build_node`] inside a
+//! function compiled with those features. Everything the recursion calls on its hot
+//! path is `#[inline(always)]`, so it is compiled into that function with the same
+//! features, and each recursive call goes through the level again, so a whole subtree
+//! runs at one level. Rare paths (the parallel selection of huge nodes, a median's
+//! bucket split again) stay ordinary baseline functions.
+//!
+//! Every level computes the same integers (the levels differ in instruction selection,
+//! not in arithmetic), which `tests::every_level_builds_the_same_tree` checks on every
+//! level the test machine has.
+
+use orrery_core::CpuIsa;
+
+use super::recurse;
+use crate::split::{Bounds, Coord, Record};
+
+/// An instruction-set level the recursion runs at; a value exists only where the running
+/// CPU supports the level.
+pub(crate) trait Level: Copy + Send + Sync {
+    /// [`recurse::build_node`] at this level.
+    fn build_node<C: Coord, const N: usize>(
+        self,
+        records: &mut [Record<C::Key, N>],
+        spare: &mut [Record<C::Key, N>],
+        bounds: &Bounds<C::Key, N>,
+        indices: &mut [u32],
+        mask: &mut [bool],
+        levels: u32,
+    );
+
+    /// [`recurse::build_batch`] at this level.
+    fn build_batch<C: Coord, const N: usize>(
+        self,
+        scratch: &mut [Record<C::Key, N>],
+        points: &[C],
+        first: u32,
+        indices: &mut [u32],
+        mask: &mut [bool],
+        levels: u32,
+    );
+}
+
+/// The target's baseline: no features beyond the compilation target's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Baseline;
+
+impl Level for Baseline {
+    fn build_node<C: Coord, const N: usize>(
+        self,
+        records: &mut [Record<C::Key, N>],
+        spare: &mut [Record<C::Key, N>],
+        bounds: &Bounds<C::Key, N>,
+        indices: &mut [u32],
+        mask: &mut [bool],
+        levels: u32,
+    ) {
+        recurse::build_node::<C, N, Self>(self, records, spare, bounds, indices, mask, levels);
+    }
+
+    fn build_batch<C: Coord, const N: usize>(
+        self,
+        scratch: &mut [Record<C::Key, N>],
+        points: &[C],
+        first: u32,
+        indices: &mut [u32],
+        mask: &mut [bool],
+        levels: u32,
+    ) {
+        recurse::build_batch::<C, N, Self>(self, scratch, points, first, indices, mask, levels);
+    }
+}
+
+/// Defines a level type whose methods run the recursion in functions compiled with
+/// `$features`, constructed only where [`CpuIsa::is_supported`] holds for `$isa`.
+macro_rules! x86_level {
+    ($(#[$doc:meta])* $name:ident, $isa:expr, $features:literal) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[derive(Debug, Clone, Copy)]
+        pub(crate) struct $name(());
+
+        #[cfg(target_arch = "x86_64")]
+        impl $name {
+            /// The level, if the running CPU supports it.
+            pub(crate) fn detect() -> Option<Self> {
+                $isa.is_supported().then_some(Self(()))
+            }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        impl Level for $name {
+            #[inline(always)]
+            fn build_node<C: Coord, const N: usize>(
+                self,
+                records: &mut [Record<C::Key, N>],
+                spare: &mut [Record<C::Key, N>],
+                bounds: &Bounds<C::Key, N>,
+                indices: &mut [u32],
+                mask: &mut [bool],
+                levels: u32,
+            ) {
+                #[target_feature(enable = $features)]
+                fn node<C: Coord, const N: usize>(
+                    level: $name,
+                    records: &mut [Record<C::Key, N>],
+                    spare: &mut [Record<C::Key, N>],
+                    bounds: &Bounds<C::Key, N>,
+                    indices: &mut [u32],
+                    mask: &mut [bool],
+                    levels: u32,
+                ) {
+                    recurse::build_node::<C, N, $name>(level, records, spare, bounds, indices, mask, levels);
+                }
+                // SAFETY: `self` exists only where `detect` found every feature enabled.
+                unsafe { node::<C, N>(self, records, spare, bounds, indices, mask, levels) }
+            }
+
+            #[inline(always)]
+            fn build_batch<C: Coord, const N: usize>(
+                self,
+                scratch: &mut [Record<C::Key, N>],
+                points: &[C],
+                first: u32,
+                indices: &mut [u32],
+                mask: &mut [bool],
+                levels: u32,
+            ) {
+                #[target_feature(enable = $features)]
+                fn batch<C: Coord, const N: usize>(
+                    level: $name,
+                    scratch: &mut [Record<C::Key, N>],
+                    points: &[C],
+                    first: u32,
+                    indices: &mut [u32],
+                    mask: &mut [bool],
+                    levels: u32,
+                ) {
+                    recurse::build_batch::<C, N, $name>(level, scratch, points, first, indices, mask, levels);
+                }
+                // SAFETY: as in `build_node`.
+                unsafe { batch::<C, N>(self, scratch, points, first, indices, mask, levels) }
+            }
+        }
+    };
+}
+
+x86_level!(
+    /// x86-64-v3: AVX2 (four 64-bit lanes compared at once), BMI2 (shifts by a register
+    /// without the `cl` constraint), LZCNT.
+    V3,
+    CpuIsa::X86_64V3,
+    "avx2,bmi1,bmi2,lzcnt,popcnt,fma"
+);
+
+x86_level!(
+    /// x86-64-v4: v3 plus AVX-512 (64-bit min/max in one instruction, masked moves).
+    V4,
+    CpuIsa::X86_64V4,
+    "avx2,bmi1,bmi2,lzcnt,popcnt,fma,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+);
+
+/// Evaluates `$run` with `$level` bound to the [`Level`] value of `$isa` (a
+/// [`CpuIsa`]), or of the most capable supported level below it; [`Baseline`] where
+/// this architecture has no other.
+macro_rules! with_level {
+    ($isa:expr, |$level:ident| $run:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::cpu::level::*;
+        let isa: orrery_core::CpuIsa = $isa;
+        'dispatch: {
+            #[cfg(target_arch = "x86_64")]
+            if let Some($level) = V4::detect().filter(|_| isa >= orrery_core::CpuIsa::X86_64V4) {
+                break 'dispatch $run;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if let Some($level) = V3::detect().filter(|_| isa >= orrery_core::CpuIsa::X86_64V3) {
+                break 'dispatch $run;
+            }
+            let $level = Baseline;
+            $run
+        }
+    }};
+}
+pub(crate) use with_level;
+
+#[cfg(test)]
+mod tests {
+    use orrery_core::{CpuIsa, Real};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use crate::cpu::build_at;
+    use crate::{Batches, PointCloud};
+
+    /// Points of one of four kinds: uniform, clustered, on a coarse grid (many coordinate
+    /// ties), spanning many binades (crowded histogram buckets).
+    fn points(rng: &mut ChaCha8Rng, n: usize, dim: usize, kind: usize) -> Vec<f64> {
+        let centres: Vec<f64> = (0..4 * dim).map(|_| rng.random_range(-100.0..100.0)).collect();
+        (0..n * dim)
+            .map(|i| match kind {
+                0 => rng.random_range(-1.0..1.0),
+                1 => centres[(i / dim % 4) * dim + i % dim] + rng.random_range(-0.01..0.01),
+                2 => f64::from(rng.random_range(-3i32..=3)),
+                _ => rng.random_range(-1.0f64..1.0) * 10f64.powi(rng.random_range(-30..30)),
+            })
+            .collect()
+    }
+
+    fn assert_levels_agree<T: Real>(points: &[T], dim: usize, offsets: &[usize]) {
+        let cloud = PointCloud::new(points, dim, Batches::from_offsets(offsets).unwrap()).unwrap();
+        let reference = build_at(&cloud, CpuIsa::Baseline).unwrap();
+        for isa in CpuIsa::ALL.into_iter().filter(|isa| isa.is_supported()) {
+            let tree = build_at(&cloud, isa).unwrap();
+            assert_eq!(tree.indices(), reference.indices(), "{isa}, dim {dim}, offsets {offsets:?}");
+            assert_eq!(tree.mask(), reference.mask(), "{isa}, dim {dim}, offsets {offsets:?}");
+        }
+    }
+
+    /// Every level this machine supports builds the baseline's tree, bit for bit: f32 and
+    /// f64, dims 1 to 16, one batch (subtrees in parallel) and many (a batch per task),
+    /// sizes that are and are not powers of two, ties and crowded buckets.
+    #[test]
+    fn every_level_builds_the_same_tree() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let shapes: [&[usize]; 4] =
+            [&[0, 3000], &[0, 1, 2, 5, 37, 64, 1000, 1025], &(0..=40).map(|b| b * 97).collect::<Vec<_>>(), &[0, 8193]];
+        for dim in [1, 2, 3, 4, 5, 8, 13, 16] {
+            for (s, offsets) in shapes.iter().enumerate() {
+                let n = offsets[offsets.len() - 1];
+                let wide = points(&mut rng, n, dim, (dim + s) % 4);
+                assert_levels_agree(&wide, dim, offsets);
+                let narrow: Vec<f32> = wide.iter().map(|&v| v as f32).collect();
+                assert_levels_agree(&narrow, dim, offsets);
+            }
+        }
+    }
+
+    /// A node large enough for the parallel selection and bounds (which stay baseline
+    /// functions called from the level's code).
+    #[test]
+    fn every_level_agrees_on_nodes_that_select_in_parallel() {
+        let mut rng = ChaCha8Rng::seed_from_u64(10);
+        let n = super::super::select::PAR_SELECT_MIN * 2 + 3;
+        let wide = points(&mut rng, n, 3, 1);
+        assert_levels_agree(&wide, 3, &[0, n]);
+        let narrow: Vec<f32> = points(&mut rng, n, 3, 3).iter().map(|&v| v as f32).collect();
+        assert_levels_agree(&narrow, 3, &[0, n]);
+    }
+}
