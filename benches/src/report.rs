@@ -108,16 +108,16 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<40} {:<34} {:>10} {:>10} {:>10} {:>12} {:>9}",
+            "{:<40} {:<66} {:>10} {:>10} {:>10} {:>12} {:>9}",
             "workload", "executor", "median ms", "p10 ms", "p90 ms", "Melem/s", "GB/s"
         );
         for r in &self.records {
             let gbs = if r.bytes > 0 { format!("{:.1}", r.bandwidth_gbs()) } else { "-".into() };
             let _ = writeln!(
                 s,
-                "{:<40} {:<34} {:>10.3} {:>10.3} {:>10.3} {:>12.1} {:>9}",
+                "{:<40} {:<66} {:>10.3} {:>10.3} {:>10.3} {:>12.1} {:>9}",
                 r.workload,
-                truncate(&r.executor, 34),
+                truncate(&r.executor, 66),
                 r.stats.median_ms,
                 r.stats.p10_ms,
                 r.stats.p90_ms,

@@ -38,7 +38,7 @@
 
 use orrery_balltree::gpu::{GpuBallTreeBuilder, GpuReal, Strategy};
 use orrery_balltree::{Batches, PointCloud, build_balltree};
-use orrery_core::{CpuExecutor, Error, Executor, ExecutorKind, GpuExecutor, Real, Result};
+use orrery_core::{CpuExecutor, CpuIsa, Error, Executor, ExecutorKind, GpuExecutor, Real, Result};
 
 use crate::data::{clustered_rows, size_label, uniform_rows};
 use crate::report::Record;
@@ -143,7 +143,9 @@ fn cpu_workload<T: Real>(exec: &CpuExecutor, cfg: &Config, w: &Workload, dtype: 
         },
         |k| exec.install(|| build_balltree(&clouds[*k % clouds.len()]).map(drop)),
     )?;
-    Ok(record(exec.name(), w.label(dtype, "recursive"), w.num_points(), stats))
+    // The executor's name carries the CPU's level; the build may run a lower one.
+    let level = orrery_balltree::cpu::build_level(CpuIsa::active()?);
+    Ok(record(format!("{} [build: {level}]", exec.name()), w.label(dtype, "recursive"), w.num_points(), stats))
 }
 
 /// Runs the suite on the CPU executor (in its thread pool).

@@ -10,6 +10,9 @@
 //! runs at one level. Rare paths (the parallel selection of huge nodes, a median's
 //! bucket split again) stay ordinary baseline functions.
 //!
+//! Two levels are compiled: the baseline and x86-64-v3 (AVX2, BMI2, LZCNT); a CPU with
+//! AVX-512 runs the v3 copy (see [`with_level`]).
+//!
 //! Every level computes the same integers (the levels differ in instruction selection,
 //! not in arithmetic), which `tests::every_level_builds_the_same_tree` checks on every
 //! level the test machine has.
@@ -22,6 +25,9 @@ use crate::split::{Bounds, Coord, Record};
 /// An instruction-set level the recursion runs at; a value exists only where the running
 /// CPU supports the level.
 pub(crate) trait Level: Copy + Send + Sync {
+    /// The level.
+    const ISA: CpuIsa;
+
     /// [`recurse::build_node`] at this level.
     fn build_node<C: Coord, const N: usize>(
         self,
@@ -50,6 +56,8 @@ pub(crate) trait Level: Copy + Send + Sync {
 pub(crate) struct Baseline;
 
 impl Level for Baseline {
+    const ISA: CpuIsa = CpuIsa::Baseline;
+
     fn build_node<C: Coord, const N: usize>(
         self,
         records: &mut [Record<C::Key, N>],
@@ -94,6 +102,8 @@ macro_rules! x86_level {
 
         #[cfg(target_arch = "x86_64")]
         impl Level for $name {
+            const ISA: CpuIsa = $isa;
+
             #[inline(always)]
             fn build_node<C: Coord, const N: usize>(
                 self,
@@ -157,26 +167,19 @@ x86_level!(
     "avx2,bmi1,bmi2,lzcnt,popcnt,fma"
 );
 
-x86_level!(
-    /// x86-64-v4: v3 plus AVX-512 (64-bit min/max in one instruction, masked moves).
-    V4,
-    CpuIsa::X86_64V4,
-    "avx2,bmi1,bmi2,lzcnt,popcnt,fma,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-);
-
 /// Evaluates `$run` with `$level` bound to the [`Level`] value of `$isa` (a
 /// [`CpuIsa`]), or of the most capable supported level below it; [`Baseline`] where
 /// this architecture has no other.
+///
+/// x86-64-v4 runs the v3 build: AVX-512 made it slower, not faster (interleaved builds,
+/// one thread, 16 x 1024 3D: f64 +1-3% and f32 +2-5% against v3; see ADR 0009), so the
+/// crate carries no AVX-512 copy of the recursion.
 macro_rules! with_level {
     ($isa:expr, |$level:ident| $run:expr) => {{
         #[allow(unused_imports)]
         use $crate::cpu::level::*;
         let isa: orrery_core::CpuIsa = $isa;
         'dispatch: {
-            #[cfg(target_arch = "x86_64")]
-            if let Some($level) = V4::detect().filter(|_| isa >= orrery_core::CpuIsa::X86_64V4) {
-                break 'dispatch $run;
-            }
             #[cfg(target_arch = "x86_64")]
             if let Some($level) = V3::detect().filter(|_| isa >= orrery_core::CpuIsa::X86_64V3) {
                 break 'dispatch $run;
@@ -238,6 +241,19 @@ mod tests {
                 assert_levels_agree(&narrow, dim, offsets);
             }
         }
+    }
+
+    /// The level a build runs at never exceeds the level asked for or the CPU's, and
+    /// x86-64-v4 runs the v3 build (the crate compiles no AVX-512 copy).
+    #[test]
+    fn builds_run_at_a_supported_level_no_higher_than_asked() {
+        for isa in CpuIsa::ALL {
+            let level = crate::cpu::build_level(isa);
+            assert!(level <= isa && level.is_supported() && level <= CpuIsa::X86_64V3, "{isa} -> {level}");
+        }
+        assert_eq!(crate::cpu::build_level(CpuIsa::Baseline), CpuIsa::Baseline);
+        let v3 = CpuIsa::X86_64V3.is_supported();
+        assert_eq!(crate::cpu::build_level(CpuIsa::X86_64V4) == CpuIsa::X86_64V3, v3);
     }
 
     /// A node large enough for the parallel selection and bounds (which stay baseline

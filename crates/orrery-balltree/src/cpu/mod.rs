@@ -79,8 +79,24 @@ pub fn build<T: Real>(cloud: &PointCloud<'_, T>) -> Result<BallTree> {
     build_at(cloud, CpuIsa::active()?)
 }
 
-/// [`build`] at `isa` (or the most capable supported level below it).
-pub(crate) fn build_at<T: Real>(cloud: &PointCloud<'_, T>, isa: CpuIsa) -> Result<BallTree> {
+/// The instruction-set level [`build_at`] runs at when asked for `isa`: the most capable
+/// level up to `isa` that the running CPU supports and this crate compiles.
+pub fn build_level(isa: CpuIsa) -> CpuIsa {
+    with_level!(isa, |level| level_isa(level))
+}
+
+fn level_isa<L: Level>(_: L) -> CpuIsa {
+    L::ISA
+}
+
+/// [`build`] at the instruction-set level `isa`, or at the most capable level below it
+/// that the running CPU supports and this crate compiles (the baseline and x86-64-v3;
+/// x86-64-v4 runs the v3 build). Every level builds the same tree; this is for
+/// comparing their speed in one process (`examples/isa_levels.rs`) or pinning one.
+///
+/// # Errors
+/// As [`build`], but `ORRERY_MAX_CPU_ISA` is not read.
+pub fn build_at<T: Real>(cloud: &PointCloud<'_, T>, isa: CpuIsa) -> Result<BallTree> {
     let layout = TreeLayout::new(cloud.batches())?;
     let mut indices = vec![0u32; layout.num_slots()];
     let mut mask = vec![false; layout.num_slots()];
