@@ -3,7 +3,7 @@
 //! - `cargo xtask bench <suite> [args]`: builds `orrery-bench` in release mode with
 //!   every executor feature and runs the suite (table on stdout, JSON + SVG under
 //!   `bench-results/`).
-//! - `cargo xtask device-bundle [--out .device] [--only NAMES | --all]`: builds the
+//! - `cargo xtask device-bundle [--out .device] [--only NAMES | --all] [--example NAMES]`: builds the
 //!   release test executables and the bench binary (features `cuda,wgpu`), strips the
 //!   ones that need a GPU into one folder with a `run.sh` that runs them on a GPU
 //!   machine with no Rust toolchain (`ORRERY_REQUIRE_CUDA=1`, `ORRERY_REQUIRE_WGPU=1`,
@@ -48,6 +48,10 @@ enum Task {
         /// Bundle every test target, CPU-only ones too (may exceed the device limit).
         #[arg(long)]
         all: bool,
+        /// Also bundle these workspace examples (comma separated, e.g. `isa_levels`), into
+        /// `<out>/examples` (run.sh does not run them).
+        #[arg(long = "example", value_delimiter = ',')]
+        examples: Vec<String>,
     },
 }
 
@@ -91,7 +95,7 @@ fn main() -> Result<()> {
     std::env::set_current_dir(&root)?;
     match Cli::parse().task {
         Task::Bench { args } => bench(&args),
-        Task::DeviceBundle { out, exclude, only, all } => {
+        Task::DeviceBundle { out, exclude, only, all, examples } => {
             let selection = if all {
                 Selection::All
             } else if only.is_empty() {
@@ -99,7 +103,7 @@ fn main() -> Result<()> {
             } else {
                 Selection::Only(only)
             };
-            device_bundle(&out, &exclude, &selection)
+            device_bundle(&out, &exclude, &selection, &examples)
         }
     }
 }
@@ -168,10 +172,13 @@ fn executables(cargo_args: &[&str], tests: Option<&Selection>) -> Result<Vec<Pat
     Ok(exes)
 }
 
-fn device_bundle(out: &Path, exclude: &[String], selection: &Selection) -> Result<()> {
+fn device_bundle(out: &Path, exclude: &[String], selection: &Selection, examples: &[String]) -> Result<()> {
     let bin = out.join("bin");
-    if bin.exists() {
-        std::fs::remove_dir_all(&bin)?;
+    let example_dir = out.join("examples");
+    for dir in [&bin, &example_dir] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
     }
     std::fs::create_dir_all(&bin)?;
     let mut test_args = vec!["test", "--release", "--workspace", "--all-features", "--no-run"];
@@ -189,9 +196,21 @@ fn device_bundle(out: &Path, exclude: &[String], selection: &Selection) -> Resul
         run(Command::new("strip").arg(&dest))?;
         names.push(name);
     }
+    let mut total: u64 = names.iter().map(|n| std::fs::metadata(bin.join(n)).map_or(0, |m| m.len())).sum();
+    if !examples.is_empty() {
+        std::fs::create_dir_all(&example_dir)?;
+    }
+    for example in examples {
+        for exe in executables(&["build", "--release", "--workspace", "--example", example], None)? {
+            let dest = example_dir.join(exe.file_name().context("executable without a name")?);
+            std::fs::copy(&exe, &dest)?;
+            run(Command::new("strip").arg(&dest))?;
+            total += std::fs::metadata(&dest)?.len();
+            names.push(format!("examples/{example}"));
+        }
+    }
     std::fs::write(out.join("COMMIT"), commit())?;
     std::fs::write(out.join("run.sh"), RUN_SCRIPT)?;
-    let total: u64 = names.iter().map(|n| std::fs::metadata(bin.join(n)).map_or(0, |m| m.len())).sum();
     eprintln!("bundle in {}: {} binaries, {:.1} MiB", out.display(), names.len(), total as f64 / 1048576.0);
     if total > 56 << 20 {
         bail!(
