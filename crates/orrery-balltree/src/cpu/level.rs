@@ -19,7 +19,7 @@
 
 use orrery_core::CpuIsa;
 
-use super::recurse;
+use super::recurse::{self, Node};
 use crate::split::{Bounds, Coord, Record};
 
 /// An instruction-set level the recursion runs at; a value exists only where the running
@@ -29,93 +29,26 @@ pub(crate) trait Level: Copy + Send + Sync {
     const ISA: CpuIsa;
 
     /// [`recurse::build_node`] at this level.
-    fn build_node<C: Coord, const N: usize>(
-        self,
-        records: &mut [Record<C::Key, N>],
-        spare: &mut [Record<C::Key, N>],
-        bounds: &Bounds<C::Key, N>,
-        indices: &mut [u32],
-        mask: &mut [bool],
-        levels: u32,
-    );
+    fn build_node<C: Coord, const N: usize>(self, node: Node<'_, C::Key, N>, bounds: &Bounds<C::Key, N>);
 
     /// [`recurse::build_batch`] at this level.
-    fn build_batch<C: Coord, const N: usize>(
-        self,
-        scratch: &mut [Record<C::Key, N>],
-        points: &[C],
-        first: u32,
-        indices: &mut [u32],
-        mask: &mut [bool],
-        levels: u32,
-    );
+    fn build_batch<C: Coord, const N: usize>(self, node: Node<'_, C::Key, N>, points: &[C], first: u32);
 }
 
-/// The target's baseline: no features beyond the compilation target's.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Baseline;
-
-impl Level for Baseline {
-    const ISA: CpuIsa = CpuIsa::Baseline;
-
-    fn build_node<C: Coord, const N: usize>(
-        self,
-        records: &mut [Record<C::Key, N>],
-        spare: &mut [Record<C::Key, N>],
-        bounds: &Bounds<C::Key, N>,
-        indices: &mut [u32],
-        mask: &mut [bool],
-        levels: u32,
-    ) {
-        recurse::build_node::<C, N, Self>(self, records, spare, bounds, indices, mask, levels);
-    }
-
-    fn build_batch<C: Coord, const N: usize>(
-        self,
-        scratch: &mut [Record<C::Key, N>],
-        points: &[C],
-        first: u32,
-        indices: &mut [u32],
-        mask: &mut [bool],
-        levels: u32,
-    ) {
-        recurse::build_batch::<C, N, Self>(self, scratch, points, first, indices, mask, levels);
-    }
-}
-
-/// Defines a level type whose methods run the recursion in functions compiled with
-/// `$features`, constructed only where [`CpuIsa::is_supported`] holds for `$isa`.
-macro_rules! x86_level {
-    ($(#[$doc:meta])* $name:ident, $isa:expr, $features:literal) => {
-        $(#[$doc])*
-        #[cfg(target_arch = "x86_64")]
-        #[derive(Debug, Clone, Copy)]
-        pub(crate) struct $name(());
-
-        #[cfg(target_arch = "x86_64")]
-        impl $name {
-            /// The level, if the running CPU supports it.
-            pub(crate) fn detect() -> Option<Self> {
-                $isa.is_supported().then_some(Self(()))
-            }
-        }
-
-        #[cfg(target_arch = "x86_64")]
+/// Implements [`Level`] for `$name`: each method runs the recursion in a function of
+/// its own, compiled with `$features` when given. That function takes the node's parts
+/// one by one (in registers: a [`Node`] passed by value went through memory at every
+/// call, +1 to +3% instructions).
+macro_rules! level_impl {
+    ($name:ident, $isa:expr $(, $features:literal)?) => {
         impl Level for $name {
             const ISA: CpuIsa = $isa;
 
             #[inline(always)]
-            fn build_node<C: Coord, const N: usize>(
-                self,
-                records: &mut [Record<C::Key, N>],
-                spare: &mut [Record<C::Key, N>],
-                bounds: &Bounds<C::Key, N>,
-                indices: &mut [u32],
-                mask: &mut [bool],
-                levels: u32,
-            ) {
-                #[target_feature(enable = $features)]
-                fn node<C: Coord, const N: usize>(
+            #[allow(unused_unsafe, reason = "the baseline's `run` is a safe function")]
+            fn build_node<C: Coord, const N: usize>(self, node: Node<'_, C::Key, N>, bounds: &Bounds<C::Key, N>) {
+                $(#[target_feature(enable = $features)])?
+                fn run<C: Coord, const N: usize>(
                     level: $name,
                     records: &mut [Record<C::Key, N>],
                     spare: &mut [Record<C::Key, N>],
@@ -124,48 +57,50 @@ macro_rules! x86_level {
                     mask: &mut [bool],
                     levels: u32,
                 ) {
-                    recurse::build_node::<C, N, $name>(level, records, spare, bounds, indices, mask, levels);
+                    let node = Node { records, spare, indices, mask, levels };
+                    recurse::build_node::<C, N, $name>(level, node, bounds);
                 }
-                // SAFETY: `self` exists only where `detect` found every feature enabled.
-                unsafe { node::<C, N>(self, records, spare, bounds, indices, mask, levels) }
+                let Node { records, spare, indices, mask, levels } = node;
+                // SAFETY: a value of `$name` exists only where the CPU has its features.
+                unsafe { run::<C, N>(self, records, spare, bounds, indices, mask, levels) }
             }
 
             #[inline(always)]
-            fn build_batch<C: Coord, const N: usize>(
-                self,
-                scratch: &mut [Record<C::Key, N>],
-                points: &[C],
-                first: u32,
-                indices: &mut [u32],
-                mask: &mut [bool],
-                levels: u32,
-            ) {
-                #[target_feature(enable = $features)]
-                fn batch<C: Coord, const N: usize>(
-                    level: $name,
-                    scratch: &mut [Record<C::Key, N>],
-                    points: &[C],
-                    first: u32,
-                    indices: &mut [u32],
-                    mask: &mut [bool],
-                    levels: u32,
-                ) {
-                    recurse::build_batch::<C, N, $name>(level, scratch, points, first, indices, mask, levels);
+            #[allow(unused_unsafe, reason = "the baseline's `run` is a safe function")]
+            fn build_batch<C: Coord, const N: usize>(self, node: Node<'_, C::Key, N>, points: &[C], first: u32) {
+                $(#[target_feature(enable = $features)])?
+                fn run<C: Coord, const N: usize>(level: $name, node: Node<'_, C::Key, N>, points: &[C], first: u32) {
+                    recurse::build_batch::<C, N, $name>(level, node, points, first);
                 }
                 // SAFETY: as in `build_node`.
-                unsafe { batch::<C, N>(self, scratch, points, first, indices, mask, levels) }
+                unsafe { run::<C, N>(self, node, points, first) }
             }
         }
     };
 }
 
-x86_level!(
-    /// x86-64-v3: AVX2 (four 64-bit lanes compared at once), BMI2 (shifts by a register
-    /// without the `cl` constraint), LZCNT.
-    V3,
-    CpuIsa::X86_64V3,
-    "avx2,bmi1,bmi2,lzcnt,popcnt,fma"
-);
+/// The target's baseline: no features beyond the compilation target's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Baseline;
+
+level_impl!(Baseline, CpuIsa::Baseline);
+
+/// x86-64-v3: AVX2 (four 64-bit lanes compared at once), BMI2 (shifts by a register
+/// without the `cl` constraint), LZCNT. Made only where the CPU has them ([`V3::detect`]).
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct V3(());
+
+#[cfg(target_arch = "x86_64")]
+impl V3 {
+    /// The level, if the running CPU supports it.
+    pub(crate) fn detect() -> Option<Self> {
+        CpuIsa::X86_64V3.is_supported().then_some(Self(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+level_impl!(V3, CpuIsa::X86_64V3, "avx2,bmi1,bmi2,lzcnt,popcnt,fma");
 
 /// Evaluates `$run` with `$level` bound to the [`Level`] value of `$isa` (a
 /// [`CpuIsa`]), or of the most capable supported level below it; [`Baseline`] where

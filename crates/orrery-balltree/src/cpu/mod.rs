@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 pub use rotate::rotated_partitions;
 
+use recurse::Node;
 pub(crate) use recurse::cut;
 
 use crate::cpu::level::{Level, with_level};
@@ -163,7 +164,7 @@ fn build_batches<C: Coord, const N: usize, L: Level>(
     recs.into_par_iter().zip(spares).zip(idx).zip(msk).zip(layout.depths().par_iter()).for_each(
         |((((r, s), i), m), &depth)| {
             let bounds = select::bounds::<C, N>(r);
-            level.build_node::<C, N>(r, s, &bounds, i, m, depth);
+            level.build_node::<C, N>(Node { records: r, spare: s, indices: i, mask: m, levels: depth }, &bounds);
         },
     );
 }
@@ -192,8 +193,9 @@ fn build_each_batch<C: Coord, const N: usize, L: Level>(
             let (i, m) = taken.expect("the counter hands out each batch once");
             let (start, end) = (offsets[b] as usize, offsets[b + 1] as usize);
             with_scratch::<C::Key, N>(2 * (end - start), |scratch| {
-                let batch = &points[start * (N - 1)..end * (N - 1)];
-                level.build_batch::<C, N>(scratch, batch, start as u32, i, m, layout.depths()[b]);
+                let (records, spare) = scratch.split_at_mut(end - start);
+                let node = Node { records, spare, indices: i, mask: m, levels: layout.depths()[b] };
+                level.build_batch::<C, N>(node, &points[start * (N - 1)..end * (N - 1)], start as u32);
             });
         }
     });

@@ -72,28 +72,37 @@ fn split<C: Coord, const N: usize>(records: &mut [Record<C::Key, N>]) -> Halves<
 /// ([`histogram::split_into`]); smaller ones select in place.
 const HISTOGRAM_MIN: usize = 8;
 
-/// Builds one batch of points (row-major, `N - 1` coordinates, global indices from
-/// `first`) into its slots, with `scratch` of two records per point.
+/// A node of a build and where it goes: its records, as many records of scratch
+/// (`spare`), its output slots, and the number of splits down to its leaves.
+pub(crate) struct Node<'a, K, const N: usize> {
+    /// The node's points.
+    pub records: &'a mut [Record<K, N>],
+    /// Scratch of the same length.
+    pub spare: &'a mut [Record<K, N>],
+    /// The node's index slots.
+    pub indices: &'a mut [u32],
+    /// The node's mask slots.
+    pub mask: &'a mut [bool],
+    /// Splits down to the leaves.
+    pub levels: u32,
+}
+
+/// Builds one batch: fills `node.records` from `points` (row-major, `N - 1` coordinates,
+/// global indices from `first`), then builds it.
 #[inline(always)]
 pub(crate) fn build_batch<C: Coord, const N: usize, L: Level>(
     level: L,
-    scratch: &mut [Record<C::Key, N>],
+    node: Node<'_, C::Key, N>,
     points: &[C],
     first: u32,
-    indices: &mut [u32],
-    mask: &mut [bool],
-    levels: u32,
 ) {
-    let (records, spare) = scratch.split_at_mut(scratch.len() / 2);
-    fill_records::<C, N>(records, points, first);
-    let bounds = Bounds::of::<C>(records);
-    build_node::<C, N, L>(level, records, spare, &bounds, indices, mask, levels);
+    fill_records::<C, N>(node.records, points, first);
+    let bounds = Bounds::of::<C>(node.records);
+    build_node::<C, N, L>(level, node, &bounds);
 }
 
-/// Builds the subtree of a node: `records` are its points and `bounds` their bounds,
-/// `spare` as many records of scratch, `indices` and `mask` its slots, `levels` the
-/// number of splits down to its leaves. Children are built through `level` (see
-/// [`super::level`]: the whole subtree runs at one instruction-set level).
+/// Builds the subtree of `node`, whose records have `bounds`. Children are built through
+/// `level` (see [`super::level`]: the whole subtree runs at one instruction-set level).
 ///
 /// A node splits its records into `spare` (or in place, for the smallest and the
 /// largest nodes) and computes its children's bounds, so each child starts with its
@@ -101,13 +110,10 @@ pub(crate) fn build_batch<C: Coord, const N: usize, L: Level>(
 #[inline(always)]
 pub(crate) fn build_node<C: Coord, const N: usize, L: Level>(
     level: L,
-    records: &mut [Record<C::Key, N>],
-    spare: &mut [Record<C::Key, N>],
+    node: Node<'_, C::Key, N>,
     bounds: &Bounds<C::Key, N>,
-    indices: &mut [u32],
-    mask: &mut [bool],
-    levels: u32,
 ) {
+    let Node { records, spare, indices, mask, levels } = node;
     if levels == 0 {
         write_leaf::<C, N>(records, indices, mask);
         return;
@@ -132,14 +138,14 @@ pub(crate) fn build_node<C: Coord, const N: usize, L: Level>(
     let half = indices.len() / 2;
     let (il, ir) = indices.split_at_mut(half);
     let (ml, mr) = mask.split_at_mut(half);
+    let levels = levels - 1;
+    let left = Node { records: left, spare: spare_left, indices: il, mask: ml, levels };
+    let right = Node { records: right, spare: spare_right, indices: ir, mask: mr, levels };
     if m >= PAR_TASK_MIN {
-        rayon::join(
-            || level.build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1),
-            || level.build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1),
-        );
+        rayon::join(|| level.build_node::<C, N>(left, &left_bounds), || level.build_node::<C, N>(right, &right_bounds));
     } else {
-        level.build_node::<C, N>(left, spare_left, &left_bounds, il, ml, levels - 1);
-        level.build_node::<C, N>(right, spare_right, &right_bounds, ir, mr, levels - 1);
+        level.build_node::<C, N>(left, &left_bounds);
+        level.build_node::<C, N>(right, &right_bounds);
     }
 }
 
