@@ -162,22 +162,15 @@ impl<K: Copy + Ord, const N: usize> Bounds<K, N> {
         let lanes = if size_of::<K>() >= 8 { N - 1 } else { N };
         let mut b = Self::empty::<C>();
         for r in records {
-            b.include(r, lanes);
+            for d in 0..lanes {
+                b.lo[d] = b.lo[d].min(r.k[d]);
+                b.hi[d] = b.hi[d].max(r.k[d]);
+            }
         }
         b
     }
 
-    /// Widens the first `lanes` lanes to include `r`.
-    #[inline(always)]
-    fn include(&mut self, r: &Record<K, N>, lanes: usize) {
-        for d in 0..lanes {
-            self.lo[d] = self.lo[d].min(r.k[d]);
-            self.hi[d] = self.hi[d].max(r.k[d]);
-        }
-    }
-
     /// The bounds of the union.
-    #[inline(always)]
     pub fn merge(mut self, other: Self) -> Self {
         for d in 0..N {
             self.lo[d] = self.lo[d].min(other.lo[d]);
