@@ -19,7 +19,10 @@
 
 use orrery_core::CpuIsa;
 
+#[cfg(target_arch = "x86_64")]
+use super::bounds_v3;
 use super::recurse::{self, Node};
+use super::select;
 use crate::split::{Bounds, Coord, Record};
 
 /// An instruction-set level the recursion runs at; a value exists only where the running
@@ -33,16 +36,25 @@ pub(crate) trait Level: Copy + Send + Sync {
 
     /// [`recurse::build_batch`] at this level.
     fn build_batch<C: Coord, const N: usize>(self, node: Node<'_, C::Key, N>, points: &[C], first: u32);
+
+    /// The bounds of `records` ([`select::bounds`]), by this level's scan: called from
+    /// inside the recursion, so it runs with the level's features.
+    fn bounds<C: Coord, const N: usize>(self, records: &[Record<C::Key, N>]) -> Bounds<C::Key, N>;
 }
 
-/// Implements [`Level`] for `$name`: each method runs the recursion in a function of
-/// its own, compiled with `$features` when given. That function takes the node's parts
-/// one by one (in registers: a [`Node`] passed by value went through memory at every
-/// call, +1 to +3% instructions).
+/// Implements [`Level`] for `$name`: each build method runs the recursion in a function
+/// of its own, compiled with `$features` when given. That function takes the node's
+/// parts one by one (in registers: a [`Node`] passed by value went through memory at
+/// every call, +1 to +3% instructions). `bounds` calls `$bounds(level, records)`.
 macro_rules! level_impl {
-    ($name:ident, $isa:expr $(, $features:literal)?) => {
+    ($name:ident, $isa:expr, $bounds:ident $(, $features:literal)?) => {
         impl Level for $name {
             const ISA: CpuIsa = $isa;
+
+            #[inline(always)]
+            fn bounds<C: Coord, const N: usize>(self, records: &[Record<C::Key, N>]) -> Bounds<C::Key, N> {
+                $bounds::<C, N>(self, records)
+            }
 
             #[inline(always)]
             #[allow(unused_unsafe, reason = "the baseline's `run` is a safe function")]
@@ -83,7 +95,13 @@ macro_rules! level_impl {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Baseline;
 
-level_impl!(Baseline, CpuIsa::Baseline);
+level_impl!(Baseline, CpuIsa::Baseline, baseline_bounds);
+
+/// The baseline's bounds: the portable scan.
+#[inline(always)]
+fn baseline_bounds<C: Coord, const N: usize>(_: Baseline, records: &[Record<C::Key, N>]) -> Bounds<C::Key, N> {
+    select::bounds::<C, N>(records)
+}
 
 /// x86-64-v3: AVX2 (four 64-bit lanes compared at once), BMI2 (shifts by a register
 /// without the `cl` constraint), LZCNT. Made only where the CPU has them ([`V3::detect`]).
@@ -100,7 +118,22 @@ impl V3 {
 }
 
 #[cfg(target_arch = "x86_64")]
-level_impl!(V3, CpuIsa::X86_64V3, "avx2,bmi1,bmi2,lzcnt,popcnt,fma");
+level_impl!(V3, CpuIsa::X86_64V3, v3_bounds, "avx2,bmi1,bmi2,lzcnt,popcnt,fma");
+
+/// The v3 level's bounds: [`bounds_v3`] for records of f32 points with 4 to 16
+/// coordinates (where the portable scan compiled with AVX2 is slower than the
+/// baseline's), the portable scan otherwise and for nodes scanned in parallel.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn v3_bounds<C: Coord, const N: usize>(_: V3, records: &[Record<C::Key, N>]) -> Bounds<C::Key, N> {
+    if records.len() < select::PAR_SELECT_MIN {
+        // SAFETY: a `V3` exists only where the CPU has AVX2.
+        if let Some(bounds) = unsafe { bounds_v3::bounds::<C, N>(records) } {
+            return bounds;
+        }
+    }
+    select::bounds::<C, N>(records)
+}
 
 /// Evaluates `$run` with `$level` bound to the [`Level`] value of `$isa` (a
 /// [`CpuIsa`]), or of the most capable supported level below it; [`Baseline`] where

@@ -17,6 +17,8 @@
 //! [`crate::RotatedPartition`]; a GPU executor produces the same types (bit-identical
 //! indices) from its level loop.
 
+#[cfg(target_arch = "x86_64")]
+mod bounds_v3;
 mod histogram;
 pub(crate) mod level;
 mod recurse;

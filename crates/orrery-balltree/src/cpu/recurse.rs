@@ -97,7 +97,7 @@ pub(crate) fn build_batch<C: Coord, const N: usize, L: Level>(
     first: u32,
 ) {
     fill_records::<C, N>(node.records, points, first);
-    let bounds = Bounds::of::<C>(node.records);
+    let bounds = level.bounds::<C, N>(node.records);
     build_node::<C, N, L>(level, node, &bounds);
 }
 
@@ -134,7 +134,7 @@ pub(crate) fn build_node<C: Coord, const N: usize, L: Level>(
     };
     let (left, right) = split.split_at_mut(k);
     let (spare_left, spare_right) = other.split_at_mut(k);
-    let (left_bounds, right_bounds) = (select::bounds::<C, N>(left), select::bounds::<C, N>(right));
+    let (left_bounds, right_bounds) = (level.bounds::<C, N>(left), level.bounds::<C, N>(right));
     let half = indices.len() / 2;
     let (il, ir) = indices.split_at_mut(half);
     let (ml, mr) = mask.split_at_mut(half);
