@@ -12,10 +12,15 @@
 //! - floating-point reductions are reproducible: fixed tiles of [`REDUCE_TILE`]
 //!   elements, each summed left to right, then the tile results left to right, so the
 //!   result does not depend on the number of threads.
+//!
+//! The CPU executor runs every operation when it is called (its "stream" is the calling
+//! thread): events and forks are trivial, [`Executor::read_async`] copies at once, and
+//! [`Executor::record`] is unsupported (a CPU algorithm is the replay).
 
 mod isa;
 mod keep_warm;
 mod radix;
+mod segmented;
 
 pub use isa::{CpuIsa, MAX_CPU_ISA_ENV};
 pub use keep_warm::DEFAULT_SPIN;
@@ -27,13 +32,14 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::element::{Element, Real};
+use crate::element::{Element, Real, Storage};
 use crate::error::{Error, Result};
 use crate::executor::{
-    DeviceBuffer, Executor, ExecutorKind, ReduceOp, check_compact, check_len, check_range, check_sfc_keys,
-    check_sort_pairs, grown_capacity,
+    DeviceBuffer, DeviceCount, DeviceLimits, Executor, ExecutorKind, Order, ReduceOp, Reserve, ScanKind, ViewMutOf,
+    ViewOf, check_compact, check_len, check_range, check_sfc_keys, check_sort_pairs, grown_capacity,
 };
 use crate::sfc::KeyMapper;
+use crate::view::{View, ViewMut};
 
 /// Elements per tile of a reproducible reduction (independent of the thread count).
 pub const REDUCE_TILE: usize = 1 << 14;
@@ -45,11 +51,11 @@ const CHUNK: usize = 1 << 16;
 
 /// A host array owned by the CPU executor.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CpuBuffer<T: Element> {
+pub struct CpuBuffer<T: Storage> {
     data: Vec<T>,
 }
 
-impl<T: Element> CpuBuffer<T> {
+impl<T: Storage> CpuBuffer<T> {
     /// Wraps a vector without copying.
     pub fn from_vec(data: Vec<T>) -> Self {
         Self { data }
@@ -71,7 +77,7 @@ impl<T: Element> CpuBuffer<T> {
     }
 }
 
-impl<T: Element> DeviceBuffer<T> for CpuBuffer<T> {
+impl<T: Storage> DeviceBuffer<T> for CpuBuffer<T> {
     fn len(&self) -> usize {
         self.data.len()
     }
@@ -84,11 +90,12 @@ impl<T: Element> DeviceBuffer<T> for CpuBuffer<T> {
 /// The rayon executor. Cheap to clone (clones share the pool); by default it runs on
 /// rayon's global pool.
 ///
-/// An executor with its own pool ([`CpuExecutor::with_threads`]) keeps the pool's
-/// threads spinning for [`DEFAULT_SPIN`] after each outermost [`CpuExecutor::install`]
-/// (as OpenMP's threads do between parallel regions), so a caller that runs many short
-/// parallel calls in a row does not pay for waking sleeping threads each time; see
-/// [`CpuExecutor::with_spin`] and ADR 0008. The global pool is shared with the rest of
+/// An executor with its own pool ([`CpuExecutor::with_threads`]) can keep the pool's
+/// threads spinning after each outermost [`CpuExecutor::install`] (as OpenMP's threads
+/// do between parallel regions), so a caller that runs many short parallel calls in a
+/// row does not pay for waking sleeping threads each time. It is opt-in
+/// ([`CpuExecutor::with_spin`], e.g. with [`DEFAULT_SPIN`]): a spinning pool costs idle
+/// CPU time in the user's process (ADR 0008). The global pool is shared with the rest of
 /// the process and keeps rayon's own behaviour.
 #[derive(Debug, Clone, Default)]
 pub struct CpuExecutor {
@@ -102,8 +109,8 @@ impl CpuExecutor {
         Self { pool: None, spin: Duration::ZERO }
     }
 
-    /// An executor on its own pool of `threads` threads, which spin for
-    /// [`DEFAULT_SPIN`] after each call (not when `threads` exceeds the machine's cores).
+    /// An executor on its own pool of `threads` threads. Its threads sleep when idle, as
+    /// rayon's do; [`CpuExecutor::with_spin`] keeps them spinning after each call.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `threads` is 0 or the pool cannot be created.
@@ -115,7 +122,7 @@ impl CpuExecutor {
             .num_threads(threads)
             .build()
             .map_err(|e| Error::InvalidArgument { what: "threads", reason: e.to_string() })?;
-        Ok(Self { pool: Some(keep_warm::OwnedPool::new(pool)), spin: DEFAULT_SPIN })
+        Ok(Self { pool: Some(keep_warm::OwnedPool::new(pool)), spin: Duration::ZERO })
     }
 
     /// The same pool, its threads spinning for `spin` after each outermost
@@ -160,16 +167,39 @@ impl CpuExecutor {
     }
 }
 
-fn zeroed_vec<T: Element>(len: usize) -> Vec<T> {
+fn zeroed_vec<T: Storage>(len: usize) -> Vec<T> {
     // Pod types are valid when zeroed; `alloc_zeroed` lets the OS hand out fresh pages
     // lazily, which is the CPU's version of "do not initialise what the next kernel
     // overwrites".
     bytemuck::zeroed_vec(len)
 }
 
+/// The slice a view names.
+fn host<'a, T: Storage>(view: View<'a, T, CpuBuffer<T>>) -> &'a [T] {
+    &view.buffer().data[view.range()]
+}
+
+/// The slice a writable view names.
+fn host_mut<'a, T: Storage>(view: ViewMut<'a, T, CpuBuffer<T>>) -> &'a mut [T] {
+    let (buffer, range) = view.into_parts();
+    &mut buffer.data[range]
+}
+
+/// The live length of a device count: `min(slot, bound)`.
+fn live(count: &DeviceCount<'_, CpuExecutor>) -> usize {
+    (host(count.slot())[0] as usize).min(count.bound())
+}
+
+/// A copy already made: the CPU's [`Executor::Pending`].
+#[derive(Debug)]
+pub struct CpuPending<T>(Vec<T>);
+
 impl Executor for CpuExecutor {
-    type Buffer<T: Element> = CpuBuffer<T>;
+    type Buffer<T: Storage> = CpuBuffer<T>;
     type Marker = Instant;
+    type Pending<T: Storage> = CpuPending<T>;
+    type Event = ();
+    type Recording = ();
 
     fn kind(&self) -> ExecutorKind {
         ExecutorKind::Cpu
@@ -185,31 +215,53 @@ impl Executor for CpuExecutor {
         }
     }
 
-    fn alloc<T: Element>(&self, len: usize) -> Result<CpuBuffer<T>> {
+    fn limits(&self) -> DeviceLimits {
+        DeviceLimits {
+            subgroup_size: None,
+            max_threads_per_block: 1,
+            max_shared_bytes_per_block: 0,
+            compute_units: self.threads() as u32,
+            f64: true,
+            max_buffer_bytes: isize::MAX as u64,
+            view_alignment: 1,
+            max_blocks: 0,
+            replay: false,
+        }
+    }
+
+    fn alloc<T: Storage>(&self, len: usize) -> Result<CpuBuffer<T>> {
         Ok(CpuBuffer { data: zeroed_vec(len) })
     }
 
-    fn upload<T: Element>(&self, data: &[T]) -> Result<CpuBuffer<T>> {
+    fn upload<T: Storage>(&self, data: &[T]) -> Result<CpuBuffer<T>> {
         Ok(CpuBuffer { data: data.to_vec() })
     }
 
-    fn write<T: Element>(&self, dst: &mut CpuBuffer<T>, offset: usize, data: &[T]) -> Result<()> {
+    fn write<T: Storage>(&self, dst: &mut CpuBuffer<T>, offset: usize, data: &[T]) -> Result<()> {
         check_range("write destination", dst.len(), offset, data.len())?;
         dst.data[offset..offset + data.len()].copy_from_slice(data);
         Ok(())
     }
 
-    fn read<T: Element>(&self, src: &CpuBuffer<T>, offset: usize, out: &mut [T]) -> Result<()> {
+    fn read<T: Storage>(&self, src: &CpuBuffer<T>, offset: usize, out: &mut [T]) -> Result<()> {
         check_range("read source", src.len(), offset, out.len())?;
         out.copy_from_slice(&src.data[offset..offset + out.len()]);
         Ok(())
     }
 
-    fn resize<T: Element>(&self, buf: &mut CpuBuffer<T>, len: usize) -> Result<()> {
+    fn read_async<'a, T: Storage>(&self, src: impl Into<ViewOf<'a, Self, T>>) -> Result<CpuPending<T>> {
+        Ok(CpuPending(host(src.into()).to_vec()))
+    }
+
+    fn wait<T: Storage>(&self, pending: CpuPending<T>) -> Result<Vec<T>> {
+        Ok(pending.0)
+    }
+
+    fn resize<T: Storage>(&self, buf: &mut CpuBuffer<T>, len: usize) -> Result<()> {
         if len > buf.data.capacity() {
             buf.data.reserve_exact(grown_capacity(len) - buf.data.len());
         }
-        buf.data.resize(len, T::ZERO);
+        buf.data.resize(len, T::zeroed());
         Ok(())
     }
 
@@ -225,97 +277,244 @@ impl Executor for CpuExecutor {
         Ok(end.saturating_duration_since(*start))
     }
 
-    fn copy<T: Element>(&self, src: &CpuBuffer<T>, dst: &mut CpuBuffer<T>) -> Result<()> {
+    fn fork(&self) -> Result<Self> {
+        Ok(self.clone())
+    }
+
+    fn signal(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn wait_for(&self, _event: &()) -> Result<()> {
+        Ok(())
+    }
+
+    fn reserve(&self, _reserve: &Reserve) -> Result<()> {
+        Ok(())
+    }
+
+    fn record(&self, _body: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+        Err(crate::executor::unsupported(
+            &self.name(),
+            "record",
+            "the CPU executor runs each call at once; CPU algorithms call their passes directly",
+        ))
+    }
+
+    fn replay(&self, _recording: &()) -> Result<()> {
+        Err(crate::executor::unsupported(&self.name(), "replay", "the CPU executor records nothing"))
+    }
+
+    fn copy<'a, T: Storage>(&self, src: impl Into<ViewOf<'a, Self, T>>, dst: impl Into<ViewMutOf<'a, Self, T>>) -> Result<()> {
+        let (src, dst) = (host(src.into()), host_mut(dst.into()));
         check_len("copy destination", src.len(), dst.len())?;
         self.install(|| {
-            dst.data.par_chunks_mut(CHUNK).zip(src.data.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+            dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
         });
         Ok(())
     }
 
-    fn fill<T: Element>(&self, buf: &mut CpuBuffer<T>, value: T) -> Result<()> {
-        self.install(|| buf.data.par_chunks_mut(CHUNK).for_each(|c| c.fill(value)));
+    fn fill<'a, T: Storage>(&self, dst: impl Into<ViewMutOf<'a, Self, T>>, value: T) -> Result<()> {
+        let dst = host_mut(dst.into());
+        self.install(|| dst.par_chunks_mut(CHUNK).for_each(|c| c.fill(value)));
         Ok(())
     }
 
-    fn iota(&self, buf: &mut CpuBuffer<u32>, start: u32) -> Result<()> {
+    fn iota<'a>(&self, dst: impl Into<ViewMutOf<'a, Self, u32>>, start: u32) -> Result<()> {
+        let dst = host_mut(dst.into());
         self.install(|| {
-            buf.data.par_iter_mut().enumerate().for_each(|(i, v)| *v = start.wrapping_add(i as u32));
+            dst.par_iter_mut().enumerate().for_each(|(i, v)| *v = start.wrapping_add(i as u32));
         });
         Ok(())
     }
 
-    fn sort_pairs(&self, keys: &mut CpuBuffer<u64>, values: &mut CpuBuffer<u32>, bits: Range<u32>) -> Result<()> {
-        check_sort_pairs(keys.len(), values.len(), &bits)?;
-        self.install(|| radix::sort_pairs(&mut keys.data, &mut values.data, bits));
-        Ok(())
-    }
-
-    fn exclusive_scan(&self, input: &CpuBuffer<u32>, output: &mut CpuBuffer<u32>) -> Result<()> {
-        check_len("scan output", input.len() + 1, output.len())?;
-        self.install(|| exclusive_scan(&input.data, &mut output.data));
-        Ok(())
-    }
-
-    fn reduce<T: Element>(&self, input: &CpuBuffer<T>, op: ReduceOp, output: &mut CpuBuffer<T>) -> Result<()> {
-        check_len("reduction output", 1, output.len())?;
-        output.data[0] = self.install(|| reduce(&input.data, op));
-        Ok(())
-    }
-
-    fn compact<T: Element>(
+    fn gather<'a, T: Storage>(
         &self,
-        input: &CpuBuffer<T>,
-        flags: &CpuBuffer<u32>,
-        output: &mut CpuBuffer<T>,
-        count: &mut CpuBuffer<u32>,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        indices: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
     ) -> Result<()> {
-        check_compact(input.len(), flags.len(), output.len(), count.len())?;
-        count.data[0] = self.install(|| compact(&input.data, &flags.data, &mut output.data));
-        Ok(())
-    }
-
-    fn gather<T: Element>(
-        &self,
-        input: &CpuBuffer<T>,
-        indices: &CpuBuffer<u32>,
-        output: &mut CpuBuffer<T>,
-    ) -> Result<()> {
+        let (input, indices, output) = (host(input.into()), host(indices.into()), host_mut(output.into()));
         check_len("gather output", indices.len(), output.len())?;
-        crate::executor::check_indices("gather indices", &indices.data, input.len())?;
+        crate::executor::check_indices("gather indices", indices, input.len())?;
         self.install(|| {
-            output.data.par_iter_mut().zip(indices.data.par_iter()).for_each(|(o, &i)| *o = input.data[i as usize]);
+            output.par_iter_mut().zip(indices.par_iter()).for_each(|(o, &i)| *o = input[i as usize]);
         });
         Ok(())
     }
 
-    fn scatter<T: Element>(
+    fn scatter<'a, T: Storage>(
         &self,
-        input: &CpuBuffer<T>,
-        indices: &CpuBuffer<u32>,
-        output: &mut CpuBuffer<T>,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        indices: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
     ) -> Result<()> {
+        let (input, indices, output) = (host(input.into()), host(indices.into()), host_mut(output.into()));
         check_len("scatter indices", input.len(), indices.len())?;
-        crate::executor::check_indices("scatter indices", &indices.data, output.len())?;
-        self.install(|| scatter(&input.data, &indices.data, &mut output.data));
+        crate::executor::check_indices("scatter indices", indices, output.len())?;
+        self.install(|| scatter(input, indices, output));
         Ok(())
     }
 
-    fn sfc_keys<T: Real>(
+    fn sort_pairs<'a>(
         &self,
-        x: &CpuBuffer<T>,
-        y: &CpuBuffer<T>,
-        z: &CpuBuffer<T>,
-        mapper: &KeyMapper<T, u64>,
-        keys: &mut CpuBuffer<u64>,
+        keys: impl Into<ViewMutOf<'a, Self, u64>>,
+        values: impl Into<ViewMutOf<'a, Self, u32>>,
+        bits: Range<u32>,
     ) -> Result<()> {
+        let (keys, values) = (host_mut(keys.into()), host_mut(values.into()));
+        check_sort_pairs(keys.len(), values.len(), &bits)?;
+        self.install(|| radix::sort_pairs(keys, values, bits));
+        Ok(())
+    }
+
+    fn lower_bound<'a, T: Element>(
+        &self,
+        sorted: impl Into<ViewOf<'a, Self, T>>,
+        queries: impl Into<ViewOf<'a, Self, T>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        let (sorted, queries, output) = (host(sorted.into()), host(queries.into()), host_mut(output.into()));
+        segmented::bounds(self, sorted, queries, output, crate::executor::lower_bound_one)
+    }
+
+    fn upper_bound<'a, T: Element>(
+        &self,
+        sorted: impl Into<ViewOf<'a, Self, T>>,
+        queries: impl Into<ViewOf<'a, Self, T>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        let (sorted, queries, output) = (host(sorted.into()), host(queries.into()), host_mut(output.into()));
+        segmented::bounds(self, sorted, queries, output, crate::executor::upper_bound_one)
+    }
+
+    fn segmented_top_k<'a, T: Element>(
+        &self,
+        keys: impl Into<ViewOf<'a, Self, T>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        k: u32,
+        order: Order,
+        indices: impl Into<ViewMutOf<'a, Self, u32>>,
+        top_keys: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
+        let (keys, offsets) = (host(keys.into()), host(offsets.into()));
+        let (indices, top_keys) = (host_mut(indices.into()), host_mut(top_keys.into()));
+        segmented::top_k(self, keys, offsets, k, order, indices, top_keys)
+    }
+
+    fn histogram<'a>(&self, values: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+        segmented::histogram(self, host(values.into()), host_mut(output.into()))
+    }
+
+    fn exclusive_scan<'a>(&self, input: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+        let (input, output) = (host(input.into()), host_mut(output.into()));
+        check_len("scan output", input.len() + 1, output.len())?;
+        self.install(|| exclusive_scan(input, output));
+        Ok(())
+    }
+
+    fn exclusive_scan_counted<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        count: DeviceCount<'a, Self>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        let (input, output) = (host(input.into()), host_mut(output.into()));
+        check_len("counted scan input", count.bound(), input.len())?;
+        check_len("counted scan output", count.bound() + 1, output.len())?;
+        let n = live(&count);
+        self.install(|| exclusive_scan(&input[..n], &mut output[..=n]));
+        Ok(())
+    }
+
+    fn inclusive_scan<'a>(&self, input: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+        let (input, output) = (host(input.into()), host_mut(output.into()));
+        check_len("inclusive scan output", input.len(), output.len())?;
+        self.install(|| segmented::inclusive_scan(input, output));
+        Ok(())
+    }
+
+    fn segmented_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        kind: ScanKind,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        let (input, offsets, output) = (host(input.into()), host(offsets.into()), host_mut(output.into()));
+        segmented::scan(self, input, offsets, kind, output)
+    }
+
+    fn reduce<'a, T: Element>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        op: ReduceOp,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
+        let (input, output) = (host(input.into()), host_mut(output.into()));
+        check_len("reduction output", 1, output.len())?;
+        output[0] = self.install(|| reduce(input, op));
+        Ok(())
+    }
+
+    fn segmented_reduce<'a, T: Element>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        op: ReduceOp,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
+        let (input, offsets, output) = (host(input.into()), host(offsets.into()), host_mut(output.into()));
+        segmented::reduce(self, input, offsets, op, output)
+    }
+
+    fn compact<'a, T: Storage>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        flags: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+        count: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        let (input, flags) = (host(input.into()), host(flags.into()));
+        let (output, count) = (host_mut(output.into()), host_mut(count.into()));
+        check_compact(input.len(), flags.len(), output.len(), count.len())?;
+        count[0] = self.install(|| compact(input, flags, output));
+        Ok(())
+    }
+
+    fn compact_counted<'a, T: Storage>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        flags: impl Into<ViewOf<'a, Self, u32>>,
+        live_count: DeviceCount<'a, Self>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+        count: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        let (input, flags) = (host(input.into()), host(flags.into()));
+        let (output, count) = (host_mut(output.into()), host_mut(count.into()));
+        check_len("counted compaction input", live_count.bound(), input.len())?;
+        check_compact(input.len(), flags.len(), output.len(), count.len())?;
+        let n = live(&live_count);
+        count[0] = self.install(|| compact(&input[..n], &flags[..n], &mut output[..n]));
+        Ok(())
+    }
+
+    fn sfc_keys<'a, T: Real>(
+        &self,
+        x: impl Into<ViewOf<'a, Self, T>>,
+        y: impl Into<ViewOf<'a, Self, T>>,
+        z: impl Into<ViewOf<'a, Self, T>>,
+        mapper: &KeyMapper<T, u64>,
+        keys: impl Into<ViewMutOf<'a, Self, u64>>,
+    ) -> Result<()> {
+        let (x, y, z, keys) = (host(x.into()), host(y.into()), host(z.into()), host_mut(keys.into()));
         check_sfc_keys(x.len(), y.len(), z.len(), keys.len())?;
         self.install(|| {
-            keys.data.par_chunks_mut(4096).enumerate().for_each(|(c, out)| {
+            keys.par_chunks_mut(4096).enumerate().for_each(|(c, out)| {
                 let base = c * 4096;
                 for (j, k) in out.iter_mut().enumerate() {
                     let i = base + j;
-                    *k = mapper.key_clamped(x.data[i], y.data[i], z.data[i]);
+                    *k = mapper.key_clamped(x[i], y[i], z[i]);
                 }
             });
         });
@@ -324,7 +523,7 @@ impl Executor for CpuExecutor {
 }
 
 /// Chunk-parallel exclusive scan into CSR-offsets form (`out.len() == input.len() + 1`).
-fn exclusive_scan(input: &[u32], out: &mut [u32]) {
+pub(crate) fn exclusive_scan(input: &[u32], out: &mut [u32]) {
     let sums: Vec<u32> = input.par_chunks(CHUNK).map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v))).collect();
     let mut carry = 0u32;
     let starts: Vec<u32> = sums
@@ -348,7 +547,7 @@ fn exclusive_scan(input: &[u32], out: &mut [u32]) {
 }
 
 /// Reproducible reduction: fixed tiles reduced left to right, then the tile results.
-fn reduce<T: Element>(input: &[T], op: ReduceOp) -> T {
+pub(crate) fn reduce<T: Element>(input: &[T], op: ReduceOp) -> T {
     let tiles: Vec<T> = input
         .par_chunks(REDUCE_TILE)
         .map(|tile| tile.iter().fold(op.identity::<T>(), |a, &v| op.apply(a, v)))
@@ -357,7 +556,7 @@ fn reduce<T: Element>(input: &[T], op: ReduceOp) -> T {
 }
 
 /// Order-preserving compaction; returns the number of selected elements.
-fn compact<T: Element>(input: &[T], flags: &[u32], output: &mut [T]) -> u32 {
+fn compact<T: Storage>(input: &[T], flags: &[u32], output: &mut [T]) -> u32 {
     let counts: Vec<usize> = flags.par_chunks(CHUNK).map(|c| c.iter().filter(|&&f| f != 0).count()).collect();
     let mut total = 0usize;
     let mut rest: &mut [T] = output;
@@ -382,17 +581,34 @@ fn compact<T: Element>(input: &[T], flags: &[u32], output: &mut [T]) -> u32 {
 
 /// `output[indices[i]] = input[i]` in parallel. Indices are in bounds (checked by the
 /// caller). Duplicate indices are a caller error; they must not be undefined behaviour
-/// here, so the stores go through atomics of the element's width (relaxed: plain
-/// stores on x86-64 and AArch64, as fast as a non-atomic write).
-fn scatter<T: Element>(input: &[T], indices: &[u32], output: &mut [T]) {
-    if T::DTYPE.size() == 4 {
+/// here, so the stores go through atomics (relaxed: plain stores on x86-64 and AArch64,
+/// as fast as a non-atomic write): of the element's width for 4- and 8-byte elements,
+/// word by word for other multiples of 4 bytes with 4-byte alignment (a duplicate then
+/// leaves some mixture of the candidates' words, still no UB), and sequentially for the
+/// rest.
+fn scatter<T: Storage>(input: &[T], indices: &[u32], output: &mut [T]) {
+    let (size, align) = (size_of::<T>(), align_of::<T>());
+    if size == 4 && align >= 4 {
         let out = atomic_view_u32(bytemuck::cast_slice_mut(output));
         let src: &[u32] = bytemuck::cast_slice(input);
         src.par_iter().zip(indices.par_iter()).for_each(|(&v, &i)| out[i as usize].store(v, Ordering::Relaxed));
-    } else {
+    } else if size == 8 && align >= 8 {
         let out = atomic_view_u64(bytemuck::cast_slice_mut(output));
         let src: &[u64] = bytemuck::cast_slice(input);
         src.par_iter().zip(indices.par_iter()).for_each(|(&v, &i)| out[i as usize].store(v, Ordering::Relaxed));
+    } else if size.is_multiple_of(4) && align >= 4 && size > 0 {
+        let words = size / 4;
+        let out = atomic_view_u32(bytemuck::cast_slice_mut(output));
+        let src: &[u32] = bytemuck::cast_slice(input);
+        src.par_chunks(words).zip(indices.par_iter()).for_each(|(v, &i)| {
+            for (w, &word) in v.iter().enumerate() {
+                out[i as usize * words + w].store(word, Ordering::Relaxed);
+            }
+        });
+    } else {
+        for (&v, &i) in input.iter().zip(indices) {
+            output[i as usize] = v;
+        }
     }
 }
 

@@ -261,6 +261,28 @@ pub enum Error {
         max_bytes: u64,
     },
 
+    /// A kernel launch whose arguments do not match the kernel's declaration, or a
+    /// declaration that does not match the kernel's CUDA signature or WGSL bindings.
+    #[error("kernel {module}::{entry}: {reason}")]
+    KernelSignature {
+        /// Module name.
+        module: String,
+        /// Entry point.
+        entry: String,
+        /// What does not match.
+        reason: String,
+    },
+
+    /// Something a recording cannot hold (a host read, an allocation), or a replay whose
+    /// buffers are gone.
+    #[error("{backend} recording: {reason}")]
+    Recording {
+        /// "cuda", "wgpu" or "cpu".
+        backend: &'static str,
+        /// What happened.
+        reason: String,
+    },
+
     /// Any other device failure, with the driver's message.
     #[error("{backend} device error during {operation}: {message}")]
     Device {

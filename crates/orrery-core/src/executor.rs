@@ -1,15 +1,27 @@
 //! The Executor trait: the device every orrery algorithm runs on.
 //!
-//! An executor owns memory ([`Executor::Buffer`]), moves data between host and device,
-//! keeps time, and provides the data-parallel primitives that tree builds and force
-//! walks are written in: a stable radix sort of `(u64 key, u32 value)` pairs, an
-//! exclusive scan into CSR offsets, reductions, stream compaction, gather and scatter,
-//! fill, iota, and space-filling-curve keys from positions.
+//! An executor owns memory ([`Executor::Buffer`] of any [`Storage`] type), moves data
+//! between host and device, keeps time, and provides the data-parallel primitives that
+//! tree builds and force walks are written in: a stable radix sort of `(u64 key, u32
+//! value)` pairs, exclusive and inclusive scans, reductions, stream compaction, gather
+//! and scatter, fill, iota, space-filling-curve keys, vectorised lower and upper bounds,
+//! segmented (CSR) scans, reductions and top-k, and histograms.
+//!
+//! Every primitive takes views ([`crate::view`]): `&buf`, `&mut buf`, or
+//! `buf.slice(a..b)?`. Scans and compactions also take a [`DeviceCount`], a length that
+//! lives on the device; [`Executor::read_async`] reads a step's status block without
+//! waiting; [`Executor::record`] and [`Executor::replay`] capture and rerun a launch
+//! sequence; [`Executor::fork`] gives a second stream, ordered by events. ADR 0011 has
+//! the reasons.
 //!
 //! # Contract
-//! - Operations are enqueued in order on one logical stream; a later operation sees the
-//!   results of earlier ones. Only [`Executor::download`], [`Executor::read`] and
-//!   [`Executor::synchronize`] wait for the device.
+//! - Operations are enqueued in order on the executor's stream; a later operation sees
+//!   the results of earlier ones. Only [`Executor::download`], [`Executor::read`],
+//!   [`Executor::wait`] and [`Executor::synchronize`] wait for the device.
+//! - Device-resident inputs that cannot be validated without a host read (CSR offsets,
+//!   counts, indices) have a defined meaning for every value ([`segment_bounds`],
+//!   [`DeviceCount`]): a bad value gives a defined, executor-independent answer, never a
+//!   fault.
 //! - Results stay on the device: a scan's total, a reduction's value, a compaction's
 //!   count are written to device buffers, so an algorithm can chain passes without a
 //!   host round trip and read one status back per step.
@@ -24,9 +36,10 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::element::{Element, Real};
+use crate::element::{Element, Real, Storage};
 use crate::error::{Error, Result};
 use crate::sfc::KeyMapper;
+use crate::view::{View, ViewMut};
 
 /// Buffers grow to `len * GROWTH_NUMERATOR / GROWTH_DENOMINATOR` (25% headroom).
 pub const GROWTH_NUMERATOR: usize = 5;
@@ -38,8 +51,9 @@ pub const fn grown_capacity(len: usize) -> usize {
     len.saturating_mul(GROWTH_NUMERATOR) / GROWTH_DENOMINATOR
 }
 
-/// A typed array in an executor's memory.
-pub trait DeviceBuffer<T: Element>: Send + Sync {
+/// A typed array in an executor's memory. Its sub-ranges are views
+/// ([`crate::Slice::slice`]).
+pub trait DeviceBuffer<T>: Send + Sync {
     /// Number of elements in use.
     fn len(&self) -> usize;
 
@@ -96,7 +110,100 @@ impl ReduceOp {
     }
 }
 
-/// Which executor family an executor belongs to.
+
+/// What a device offers, as typed values: algorithm crates size their launches and pick
+/// their paths from these instead of branching on [`Executor::kind`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeviceLimits {
+    /// Threads that run in lockstep and share subgroup (warp) operations; `None` where
+    /// kernels may not rely on subgroups (the CPU; wgpu without verified subgroups).
+    pub subgroup_size: Option<u32>,
+    /// Most threads in one block (workgroup).
+    pub max_threads_per_block: u32,
+    /// Bytes of shared (workgroup) memory one block may use, static and dynamic together.
+    pub max_shared_bytes_per_block: u32,
+    /// Streaming multiprocessors (CUDA), an estimate of compute units (wgpu reports none:
+    /// 1), or worker threads (CPU): what a persistent grid is sized by.
+    pub compute_units: u32,
+    /// Whether kernels may do f64 arithmetic (f64 *storage* works everywhere).
+    pub f64: bool,
+    /// Largest buffer in bytes.
+    pub max_buffer_bytes: u64,
+    /// Byte alignment a view's start needs to be bound without an element offset (1 on
+    /// CUDA and the CPU; 256 on most wgpu adapters). Views at other offsets still work:
+    /// the kernel receives the remainder as an element offset (see [`crate::gpu`]).
+    pub view_alignment: u32,
+    /// Most blocks of one launch.
+    pub max_blocks: u64,
+    /// Whether [`Executor::record`] captures launch sequences for [`Executor::replay`].
+    pub replay: bool,
+}
+
+/// Whether a scan includes each element in its own result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanKind {
+    /// `out[i] = in[0] + ... + in[i - 1]` (0 for the first element).
+    Exclusive,
+    /// `out[i] = in[0] + ... + in[i]`.
+    Inclusive,
+}
+
+/// Which end of the order [`Executor::segmented_top_k`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// The `k` smallest `(key, index)` pairs, ascending.
+    Smallest,
+    /// The `k` largest keys, descending by key and ascending by index among equal keys.
+    Largest,
+}
+
+/// A length that lives on the device: one `u32` slot (a compaction's count, the last
+/// element of a scan) with a host-side upper bound. Primitives that accept it work on
+/// `min(slot, bound)` elements; their launches are sized for `bound` and return early
+/// past the live count, so no host read is needed to chain them.
+pub struct DeviceCount<'a, E: Executor + ?Sized> {
+    slot: View<'a, u32, E::Buffer<u32>>,
+    bound: usize,
+}
+
+impl<E: Executor + ?Sized> Clone for DeviceCount<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E: Executor + ?Sized> Copy for DeviceCount<'_, E> {}
+
+impl<'a, E: Executor + ?Sized> DeviceCount<'a, E> {
+    /// The count in `slot` (a one-element view), promised to be at most `bound`; a larger
+    /// device value is clamped to `bound`.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `slot` does not have exactly one element;
+    /// [`Error::TooManyPoints`] for a bound beyond 32-bit counts.
+    pub fn new(slot: impl Into<View<'a, u32, E::Buffer<u32>>>, bound: usize) -> Result<Self> {
+        let slot = slot.into();
+        check_len("device count slot", 1, slot.len())?;
+        if bound > u32::MAX as usize {
+            return Err(Error::TooManyPoints { count: bound, max: u32::MAX as usize, what: "device count bound" });
+        }
+        Ok(Self { slot, bound })
+    }
+
+    /// The slot holding the count.
+    pub fn slot(&self) -> View<'a, u32, E::Buffer<u32>> {
+        self.slot
+    }
+
+    /// The host-side upper bound.
+    pub fn bound(&self) -> usize {
+        self.bound
+    }
+}
+
+/// Which executor family an executor belongs to. Informational (names, reports): code
+/// that chooses a path asks [`Executor::limits`] instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ExecutorKind {
     /// The CPU (rayon) reference executor.
@@ -107,19 +214,50 @@ pub enum ExecutorKind {
     Wgpu,
 }
 
+/// Scratch an executor keeps for its primitives, sized ahead of [`Executor::record`]
+/// (nothing may allocate while a sequence is recorded): the largest input each family
+/// of primitives will see. Zero means "not used".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reserve {
+    /// Pairs of the largest [`Executor::sort_pairs`].
+    pub sort_pairs: usize,
+    /// Elements of the largest scan or compaction (plain, counted or segmented).
+    pub scan: usize,
+    /// Elements of the largest reduction (plain or segmented).
+    pub reduce: usize,
+    /// Segments of the largest segmented primitive.
+    pub segments: usize,
+    /// Elements of the largest histogram input, and its most bins.
+    pub histogram: (usize, usize),
+}
+
+/// Shorthand: a readable view of `E`'s buffer of `T`.
+pub type ViewOf<'a, E, T> = View<'a, T, <E as Executor>::Buffer<T>>;
+/// Shorthand: a writable view of `E`'s buffer of `T`.
+pub type ViewMutOf<'a, E, T> = ViewMut<'a, T, <E as Executor>::Buffer<T>>;
+
 /// The device every orrery algorithm runs on. See the module documentation for the
 /// contract every implementation keeps.
 pub trait Executor: Send + Sync {
     /// A typed array in this executor's memory.
-    type Buffer<T: Element>: DeviceBuffer<T>;
+    type Buffer<T: Storage>: DeviceBuffer<T> + 'static;
     /// A point in this executor's timeline, for [`Executor::elapsed`].
     type Marker;
+    /// A copy to the host in flight ([`Executor::read_async`]).
+    type Pending<T: Storage>: Send;
+    /// A point in one stream's work that another stream can wait for.
+    type Event: Send + Sync;
+    /// A launch sequence captured by [`Executor::record`].
+    type Recording: Send;
 
-    /// The executor family.
+    /// The executor family (names and reports; choose paths by [`Executor::limits`]).
     fn kind(&self) -> ExecutorKind;
 
     /// A human-readable name including the device (e.g. "cuda:0 NVIDIA H200").
     fn name(&self) -> String;
+
+    /// What the device offers.
+    fn limits(&self) -> DeviceLimits;
 
     // ---- memory -------------------------------------------------------------------
 
@@ -127,36 +265,53 @@ pub trait Executor: Send + Sync {
     /// them). Capacity is exactly `len`.
     ///
     /// # Errors
-    /// [`Error::OutOfDeviceMemory`], [`Error::BufferTooLarge`].
-    fn alloc<T: Element>(&self, len: usize) -> Result<Self::Buffer<T>>;
+    /// [`Error::OutOfDeviceMemory`], [`Error::BufferTooLarge`]; [`Error::Unsupported`]
+    /// on a GPU for a type whose size is not a multiple of 4 bytes.
+    fn alloc<T: Storage>(&self, len: usize) -> Result<Self::Buffer<T>>;
 
     /// A buffer holding a copy of `data`.
     ///
     /// # Errors
     /// As [`Executor::alloc`].
-    fn upload<T: Element>(&self, data: &[T]) -> Result<Self::Buffer<T>>;
+    fn upload<T: Storage>(&self, data: &[T]) -> Result<Self::Buffer<T>>;
 
     /// Copies `data` into `dst[offset..offset + data.len()]`.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when the range exceeds `dst.len()`.
-    fn write<T: Element>(&self, dst: &mut Self::Buffer<T>, offset: usize, data: &[T]) -> Result<()>;
+    fn write<T: Storage>(&self, dst: &mut Self::Buffer<T>, offset: usize, data: &[T]) -> Result<()>;
 
     /// Copies `src[offset..offset + out.len()]` into `out`, waiting for pending work.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when the range exceeds `src.len()`.
-    fn read<T: Element>(&self, src: &Self::Buffer<T>, offset: usize, out: &mut [T]) -> Result<()>;
+    fn read<T: Storage>(&self, src: &Self::Buffer<T>, offset: usize, out: &mut [T]) -> Result<()>;
 
     /// The whole buffer as a `Vec`, waiting for pending work.
     ///
     /// # Errors
     /// Device failures only.
-    fn download<T: Element>(&self, src: &Self::Buffer<T>) -> Result<Vec<T>> {
-        let mut out = vec![T::ZERO; src.len()];
+    fn download<T: Storage>(&self, src: &Self::Buffer<T>) -> Result<Vec<T>> {
+        let mut out = bytemuck::zeroed_vec(src.len());
         self.read(src, 0, &mut out)?;
         Ok(out)
     }
+
+    /// Starts copying `src` to the host after the work enqueued so far, without waiting:
+    /// the status block of a step is read this way, once per step, while the next
+    /// step's work is already being enqueued. [`Executor::wait`] returns the values.
+    ///
+    /// # Errors
+    /// Device failures; [`Error::Recording`] while recording (a host read cannot be part
+    /// of a replayed sequence).
+    fn read_async<'a, T: Storage>(&self, src: impl Into<ViewOf<'a, Self, T>>) -> Result<Self::Pending<T>>;
+
+    /// Waits for a [`Executor::read_async`] (only for its copy, not for later work) and
+    /// returns the values.
+    ///
+    /// # Errors
+    /// Device failures.
+    fn wait<T: Storage>(&self, pending: Self::Pending<T>) -> Result<Vec<T>>;
 
     /// Sets the length of `buf` to `len`. Elements `0..min(old, len)` are kept; new
     /// elements are unspecified. Reallocates to [`grown_capacity`]`(len)` only when
@@ -164,7 +319,7 @@ pub trait Executor: Send + Sync {
     ///
     /// # Errors
     /// As [`Executor::alloc`].
-    fn resize<T: Element>(&self, buf: &mut Self::Buffer<T>, len: usize) -> Result<()>;
+    fn resize<T: Storage>(&self, buf: &mut Self::Buffer<T>, len: usize) -> Result<()>;
 
     /// Waits until all enqueued work is done.
     ///
@@ -184,25 +339,109 @@ pub trait Executor: Send + Sync {
     /// Device failures.
     fn elapsed(&self, start: &Self::Marker, end: &Self::Marker) -> Result<Duration>;
 
-    // ---- primitives ---------------------------------------------------------------
+    // ---- streams, recording ---------------------------------------------------------
+
+    /// An executor on the same device with a stream of its own (and scratch of its own),
+    /// for stages that can overlap. Buffers of one may be used by the other; order
+    /// between the two streams only through [`Executor::signal`] and
+    /// [`Executor::wait_for`]. Executors without concurrent queues (the CPU, wgpu) return
+    /// a handle on the same stream, which keeps every ordering trivially.
+    ///
+    /// # Errors
+    /// Device failures.
+    fn fork(&self) -> Result<Self>
+    where
+        Self: Sized;
+
+    /// An event after the work enqueued so far on this executor's stream.
+    ///
+    /// # Errors
+    /// Device failures.
+    fn signal(&self) -> Result<Self::Event>;
+
+    /// Makes later work on this stream wait for `event` (of this executor or a fork),
+    /// without blocking the host.
+    ///
+    /// # Errors
+    /// Device failures.
+    fn wait_for(&self, event: &Self::Event) -> Result<()>;
+
+    /// Grows the primitives' scratch to hold `reserve`, so that a recorded sequence of
+    /// primitives up to those sizes allocates nothing.
+    ///
+    /// # Errors
+    /// As [`Executor::alloc`].
+    fn reserve(&self, reserve: &Reserve) -> Result<()>;
+
+    /// Runs `body` and captures the work it enqueues on this executor instead of running
+    /// it; [`Executor::replay`] then runs the captured sequence, as often as wanted, with
+    /// the same buffers and sizes (device counts are how sizes vary between replays).
+    /// Inside `body` nothing may allocate (reserve scratch first), read to the host or
+    /// synchronise: those return [`Error::Recording`]. Buffers the recording uses stay
+    /// alive while it does; replaying after one of them was dropped or reallocated is
+    /// [`Error::Recording`], never a fault.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] where [`DeviceLimits::replay`] is false; the first error of
+    /// `body`; [`Error::Recording`].
+    fn record(&self, body: &mut dyn FnMut() -> Result<()>) -> Result<Self::Recording>;
+
+    /// Enqueues a recorded sequence.
+    ///
+    /// # Errors
+    /// [`Error::Recording`] when a buffer it uses is gone; device failures.
+    fn replay(&self, recording: &Self::Recording) -> Result<()>;
+
+    // ---- data movement --------------------------------------------------------------
 
     /// Copies `src` into `dst` on the device.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when the lengths differ.
-    fn copy<T: Element>(&self, src: &Self::Buffer<T>, dst: &mut Self::Buffer<T>) -> Result<()>;
+    fn copy<'a, T: Storage>(
+        &self,
+        src: impl Into<ViewOf<'a, Self, T>>,
+        dst: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()>;
 
-    /// Sets every element of `buf` to `value`.
+    /// Sets every element of `dst` to `value`.
     ///
     /// # Errors
     /// Device failures.
-    fn fill<T: Element>(&self, buf: &mut Self::Buffer<T>, value: T) -> Result<()>;
+    fn fill<'a, T: Storage>(&self, dst: impl Into<ViewMutOf<'a, Self, T>>, value: T) -> Result<()>;
 
-    /// Writes `start, start + 1, ...` into `buf` (wrapping).
+    /// Writes `start, start + 1, ...` into `dst` (wrapping).
     ///
     /// # Errors
     /// Device failures.
-    fn iota(&self, buf: &mut Self::Buffer<u32>, start: u32) -> Result<()>;
+    fn iota<'a>(&self, dst: impl Into<ViewMutOf<'a, Self, u32>>, start: u32) -> Result<()>;
+
+    /// `output[i] = input[indices[i]]`. Indices must be in bounds (unchecked on the
+    /// device, where an out-of-bounds index reads an unspecified value of the buffer or
+    /// zero, never faults; [`check_indices`] validates host-side data).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `output.len() != indices.len()`.
+    fn gather<'a, T: Storage>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        indices: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()>;
+
+    /// `output[indices[i]] = input[i]`. Indices must be in bounds and distinct (a
+    /// permutation or part of one); on the device an out-of-bounds index is skipped.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `indices.len() != input.len()`.
+    fn scatter<'a, T: Storage>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        indices: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()>;
+
+    // ---- sorting and searching --------------------------------------------------------
 
     /// Sorts `(keys[i], values[i])` pairs by key, ascending and **stable**, looking only
     /// at key bits `bits` (bits outside the range must be equal across keys for a full
@@ -211,7 +450,74 @@ pub trait Executor: Send + Sync {
     /// # Errors
     /// [`Error::LengthMismatch`] when `values.len() != keys.len()`,
     /// [`Error::InvalidBitRange`] for `bits` not within `0..=64` or reversed.
-    fn sort_pairs(&self, keys: &mut Self::Buffer<u64>, values: &mut Self::Buffer<u32>, bits: Range<u32>) -> Result<()>;
+    fn sort_pairs<'a>(
+        &self,
+        keys: impl Into<ViewMutOf<'a, Self, u64>>,
+        values: impl Into<ViewMutOf<'a, Self, u32>>,
+        bits: Range<u32>,
+    ) -> Result<()>;
+
+    /// For every query, the index of the first element of `sorted` that is not less
+    /// than it (`sorted.len()` when there is none), comparing by [`Element::order_key`].
+    /// Every executor runs the same binary search ([`lower_bound_one`]), so the result is
+    /// the same function of the input even when `sorted` is not sorted.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `output.len() != queries.len()`;
+    /// [`Error::TooManyPoints`] beyond 32-bit indices.
+    fn lower_bound<'a, T: Element>(
+        &self,
+        sorted: impl Into<ViewOf<'a, Self, T>>,
+        queries: impl Into<ViewOf<'a, Self, T>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()>;
+
+    /// As [`Executor::lower_bound`], for the first element greater than the query
+    /// ([`upper_bound_one`]).
+    ///
+    /// # Errors
+    /// As [`Executor::lower_bound`].
+    fn upper_bound<'a, T: Element>(
+        &self,
+        sorted: impl Into<ViewOf<'a, Self, T>>,
+        queries: impl Into<ViewOf<'a, Self, T>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()>;
+
+    /// Per segment `s` (the elements `offsets[s]..offsets[s + 1]` of `keys`, see
+    /// [`segment_bounds`]), the positions (indices into `keys`) of its `k` first
+    /// elements in `order`, ties broken by the smaller position, written to
+    /// `indices[s * k..(s + 1) * k]` in that order, and their keys to `top_keys`. A
+    /// segment with fewer than `k` elements pads with position `u32::MAX` and key
+    /// `T::HIGHEST` (Smallest) or `T::LOWEST` (Largest). Keys compare by
+    /// [`Element::order_key`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `indices` and `top_keys` hold `segments * k`
+    /// elements; [`Error::InvalidArgument`] for `k = 0` or `k > 1024`.
+    fn segmented_top_k<'a, T: Element>(
+        &self,
+        keys: impl Into<ViewOf<'a, Self, T>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        k: u32,
+        order: Order,
+        indices: impl Into<ViewMutOf<'a, Self, u32>>,
+        top_keys: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()>;
+
+    /// Counts of the values in `0..bins` where `bins = output.len()`: `output[b]` =
+    /// number of `values[i] == b`; values `>= bins` are not counted. `output` is
+    /// overwritten.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for zero bins.
+    fn histogram<'a>(
+        &self,
+        values: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()>;
+
+    // ---- scans and reductions -------------------------------------------------------
 
     /// Exclusive prefix sum in CSR-offsets form: `output[0] = 0`,
     /// `output[i + 1] = output[i] + input[i]` (wrapping), so `output` has
@@ -219,7 +525,50 @@ pub trait Executor: Send + Sync {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `output.len() != input.len() + 1`.
-    fn exclusive_scan(&self, input: &Self::Buffer<u32>, output: &mut Self::Buffer<u32>) -> Result<()>;
+    fn exclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()>;
+
+    /// [`Executor::exclusive_scan`] of the first `c = count` elements of `input` (a view
+    /// of `count.bound()` elements): `output[0..=c]` as for a scan of `c` elements (the
+    /// total at `output[c]`); `output` past `c` is left as it was.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `input` has `count.bound()` and `output`
+    /// `count.bound() + 1` elements.
+    fn exclusive_scan_counted<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        count: DeviceCount<'a, Self>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()>;
+
+    /// Inclusive prefix sum: `output[i] = input[0] + ... + input[i]` (wrapping).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when the lengths differ.
+    fn inclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()>;
+
+    /// A scan restarted at every segment start ([`segment_bounds`]): for `i` in segment
+    /// `s`, the sum of the elements of `s` before `i` (exclusive) or up to `i`
+    /// (inclusive). Elements outside every segment are set to 0.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `output.len() != input.len()`; [`Error::EmptyInput`]
+    /// for empty `offsets`.
+    fn segmented_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        kind: ScanKind,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()>;
 
     /// Reduces `input` with `op` into `output[0]`. An empty input gives the identity.
     /// Floating-point sums are computed in a fixed order (deterministic per executor).
@@ -227,7 +576,29 @@ pub trait Executor: Send + Sync {
     /// # Errors
     /// [`Error::LengthMismatch`] when `output.len() != 1`; [`Error::Unsupported`] where a
     /// backend lacks the type (f64 on some wgpu adapters).
-    fn reduce<T: Element>(&self, input: &Self::Buffer<T>, op: ReduceOp, output: &mut Self::Buffer<T>) -> Result<()>;
+    fn reduce<'a, T: Element>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        op: ReduceOp,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()>;
+
+    /// Per segment `s` ([`segment_bounds`]), the reduction of its elements with `op`
+    /// into `output[s]` (the identity for an empty segment). Each segment is reduced in
+    /// a fixed order (tiles of [`SEGMENT_TILE`] elements left to right, each tile a fixed
+    /// tree), so float results are reproducible run to run and thread count to thread
+    /// count on each executor.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `output.len() + 1 == offsets.len()`;
+    /// [`Error::Unsupported`] as for [`Executor::reduce`].
+    fn segmented_reduce<'a, T: Element>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        op: ReduceOp,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()>;
 
     /// Stream compaction: copies the `input[i]` with `flags[i] != 0`, in order, to the
     /// front of `output`, and writes how many to `count[0]`. Elements of `output` past
@@ -236,36 +607,26 @@ pub trait Executor: Send + Sync {
     /// # Errors
     /// [`Error::LengthMismatch`] when `flags` or `output` differ in length from `input`
     /// or `count.len() != 1`.
-    fn compact<T: Element>(
+    fn compact<'a, T: Storage>(
         &self,
-        input: &Self::Buffer<T>,
-        flags: &Self::Buffer<u32>,
-        output: &mut Self::Buffer<T>,
-        count: &mut Self::Buffer<u32>,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        flags: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+        count: impl Into<ViewMutOf<'a, Self, u32>>,
     ) -> Result<()>;
 
-    /// `output[i] = input[indices[i]]`. Indices must be in bounds (unchecked on the
-    /// device; [`check_indices`] validates host-side data).
+    /// [`Executor::compact`] of the first `live` elements of `input` and `flags` (views
+    /// of `live.bound()` elements).
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when `output.len() != indices.len()`.
-    fn gather<T: Element>(
+    /// As [`Executor::compact`], with `live.bound()` for the input length.
+    fn compact_counted<'a, T: Storage>(
         &self,
-        input: &Self::Buffer<T>,
-        indices: &Self::Buffer<u32>,
-        output: &mut Self::Buffer<T>,
-    ) -> Result<()>;
-
-    /// `output[indices[i]] = input[i]`. Indices must be in bounds and distinct
-    /// (a permutation or part of one).
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`] when `indices.len() != input.len()`.
-    fn scatter<T: Element>(
-        &self,
-        input: &Self::Buffer<T>,
-        indices: &Self::Buffer<u32>,
-        output: &mut Self::Buffer<T>,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        flags: impl Into<ViewOf<'a, Self, u32>>,
+        live: DeviceCount<'a, Self>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+        count: impl Into<ViewMutOf<'a, Self, u32>>,
     ) -> Result<()>;
 
     /// 64-bit space-filling-curve keys of positions: `keys[i] = mapper.key_clamped(x[i], y[i], z[i])`.
@@ -273,16 +634,59 @@ pub trait Executor: Send + Sync {
     /// [`crate::PositionsView::check_inside`] where that matters).
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when the four buffers differ in length;
+    /// [`Error::LengthMismatch`] when the four views differ in length;
     /// [`Error::Unsupported`] for f64 positions on a backend without f64.
-    fn sfc_keys<T: Real>(
+    fn sfc_keys<'a, T: Real>(
         &self,
-        x: &Self::Buffer<T>,
-        y: &Self::Buffer<T>,
-        z: &Self::Buffer<T>,
+        x: impl Into<ViewOf<'a, Self, T>>,
+        y: impl Into<ViewOf<'a, Self, T>>,
+        z: impl Into<ViewOf<'a, Self, T>>,
         mapper: &KeyMapper<T, u64>,
-        keys: &mut Self::Buffer<u64>,
+        keys: impl Into<ViewMutOf<'a, Self, u64>>,
     ) -> Result<()>;
+}
+
+/// Elements per tile of a segmented reduction (see [`Executor::segmented_reduce`]).
+pub const SEGMENT_TILE: usize = 1024;
+
+/// The elements `start..end` of segment `s` of a CSR `offsets` array over `n` elements,
+/// as every executor reads them from device memory it cannot validate: `start =
+/// min(offsets[s], n)`, `end = min(max(offsets[s + 1], start), n)`. So decreasing offsets
+/// give empty segments and offsets past the end are cut: a defined answer, never a fault.
+pub fn segment_bounds(offsets: &[u32], s: usize, n: usize) -> (usize, usize) {
+    let start = (offsets[s] as usize).min(n);
+    let end = (offsets[s + 1] as usize).max(start).min(n);
+    (start, end)
+}
+
+/// The binary search every executor's [`Executor::lower_bound`] runs for one query.
+pub fn lower_bound_one<T: Element>(sorted: &[T], query: T) -> u32 {
+    let q = query.order_key();
+    search(sorted, |v| v.order_key() < q)
+}
+
+/// The binary search every executor's [`Executor::upper_bound`] runs for one query.
+pub fn upper_bound_one<T: Element>(sorted: &[T], query: T) -> u32 {
+    let q = query.order_key();
+    search(sorted, |v| v.order_key() <= q)
+}
+
+/// First index where `before` is false, by halving (`first`, `count`): the loop the
+/// kernels run, so unsorted input gives the same index everywhere.
+fn search<T: Copy>(sorted: &[T], before: impl Fn(T) -> bool) -> u32 {
+    let mut first = 0usize;
+    let mut count = sorted.len();
+    while count > 0 {
+        let step = count / 2;
+        let probe = first + step;
+        if before(sorted[probe]) {
+            first = probe + 1;
+            count -= step + 1;
+        } else {
+            count = step;
+        }
+    }
+    first as u32
 }
 
 // ---- argument checks shared by every implementation ------------------------------

@@ -36,11 +36,15 @@ pub mod geometry;
 pub mod gpu;
 pub mod particles;
 pub mod sfc;
+pub mod view;
 
 pub use cpu::{CpuExecutor, CpuIsa, DEFAULT_SPIN};
-pub use element::{DType, Element, Real};
+pub use element::{DType, Element, Real, Storage};
 pub use error::{Axis, Error, Result};
-pub use executor::{DeviceBuffer, Executor, ExecutorKind, ReduceOp};
+pub use executor::{
+    DeviceBuffer, DeviceCount, DeviceLimits, Executor, ExecutorKind, Order, ReduceOp, Reserve, ScanKind, ViewMutOf, ViewOf,
+};
 pub use geometry::{Aabb, Vec3};
-pub use gpu::{GpuExecutor, KernelArg, KernelSource, Launch, Scalar};
+pub use gpu::{Define, GpuExecutor, Grid, KernelArg, KernelSource, Launch, LaunchConfig, Scalar};
+pub use view::{Slice, View, ViewMut};
 pub use particles::{MAX_POINTS, ParticleSet, ParticlesView, PositionsView};

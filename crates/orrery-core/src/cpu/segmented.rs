@@ -1,0 +1,243 @@
+//! The CPU executor's searches, histogram, inclusive scan and segmented (CSR)
+//! primitives: the references the GPU kernels are tested against.
+//!
+//! Segments come from [`segment_bounds`] (the same clamping rule on every executor). A
+//! segmented scan assigns each element to `seg(i) = upper_bound(offsets, i) - 1` with the
+//! shared search, so even non-monotone offsets give one defined answer; reductions and
+//! top-k read each segment's range.
+
+use rayon::prelude::*;
+
+use super::{CHUNK, CpuExecutor};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::executor::{
+    Order, ReduceOp, SEGMENT_TILE, ScanKind, check_len, segment_bounds, upper_bound_one,
+};
+
+/// Most `k` of a segmented top-k.
+pub(crate) const MAX_TOP_K: u32 = 1024;
+
+/// Checks a 32-bit element count.
+fn check_count(what: &'static str, n: usize) -> Result<()> {
+    if n > u32::MAX as usize { Err(Error::TooManyPoints { count: n, max: u32::MAX as usize, what }) } else { Ok(()) }
+}
+
+/// Number of segments of a CSR offsets array.
+fn segments_of(offsets: &[u32]) -> Result<usize> {
+    if offsets.is_empty() {
+        return Err(Error::EmptyInput { what: "segment offsets", min: 1 });
+    }
+    Ok(offsets.len() - 1)
+}
+
+/// Lower or upper bounds of every query.
+pub(crate) fn bounds<T: Element>(
+    exec: &CpuExecutor,
+    sorted: &[T],
+    queries: &[T],
+    output: &mut [u32],
+    one: fn(&[T], T) -> u32,
+) -> Result<()> {
+    check_len("bound output", queries.len(), output.len())?;
+    check_count("sorted array", sorted.len())?;
+    exec.install(|| output.par_iter_mut().zip(queries.par_iter()).for_each(|(o, &q)| *o = one(sorted, q)));
+    Ok(())
+}
+
+/// Histogram of `values` into `output.len()` bins.
+pub(crate) fn histogram(exec: &CpuExecutor, values: &[u32], output: &mut [u32]) -> Result<()> {
+    if output.is_empty() {
+        return Err(Error::InvalidArgument { what: "histogram bins", reason: "at least one bin is needed".into() });
+    }
+    let bins = output.len();
+    let partial = exec.install(|| {
+        values
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut counts = vec![0u32; bins];
+                for &v in chunk {
+                    if let Some(c) = counts.get_mut(v as usize) {
+                        *c = c.wrapping_add(1);
+                    }
+                }
+                counts
+            })
+            .reduce(
+                || vec![0u32; bins],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x = x.wrapping_add(y));
+                    a
+                },
+            )
+    });
+    output.copy_from_slice(&partial);
+    Ok(())
+}
+
+/// Chunk-parallel inclusive scan (`output.len() == input.len()`).
+pub(crate) fn inclusive_scan(input: &[u32], output: &mut [u32]) {
+    let sums: Vec<u32> = input.par_chunks(CHUNK).map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v))).collect();
+    let mut carry = 0u32;
+    let starts: Vec<u32> = sums
+        .iter()
+        .map(|&s| {
+            let start = carry;
+            carry = carry.wrapping_add(s);
+            start
+        })
+        .collect();
+    output.par_chunks_mut(CHUNK).zip(input.par_chunks(CHUNK)).zip(starts.par_iter()).for_each(|((o, i), &start)| {
+        let mut acc = start;
+        for (dst, &v) in o.iter_mut().zip(i) {
+            acc = acc.wrapping_add(v);
+            *dst = acc;
+        }
+    });
+}
+
+/// The segment element `i` belongs to under the segmented-scan rule, or `None`.
+fn segment_of(offsets: &[u32], i: usize, n: usize) -> Option<usize> {
+    let s = (upper_bound_one(offsets, i as u32) as usize).checked_sub(1)?;
+    if s + 1 >= offsets.len() {
+        return None;
+    }
+    let (start, end) = segment_bounds(offsets, s, n);
+    (start <= i && i < end).then_some(s)
+}
+
+/// Segmented scan: each element is scanned within the run of equal segments around it.
+pub(crate) fn scan(exec: &CpuExecutor, input: &[u32], offsets: &[u32], kind: ScanKind, output: &mut [u32]) -> Result<()> {
+    check_len("segmented scan output", input.len(), output.len())?;
+    segments_of(offsets)?;
+    check_count("segmented scan input", input.len())?;
+    let n = input.len();
+    let seg: Vec<Option<usize>> = exec.install(|| (0..n).into_par_iter().map(|i| segment_of(offsets, i, n)).collect());
+    let mut acc = 0u32;
+    for i in 0..n {
+        if i == 0 || seg[i] != seg[i - 1] {
+            acc = 0;
+        }
+        if seg[i].is_none() {
+            output[i] = 0;
+            continue;
+        }
+        let before = acc;
+        acc = acc.wrapping_add(input[i]);
+        output[i] = match kind {
+            ScanKind::Exclusive => before,
+            ScanKind::Inclusive => acc,
+        };
+    }
+    Ok(())
+}
+
+/// Segmented reduction in the fixed order of [`SEGMENT_TILE`] tiles.
+pub(crate) fn reduce<T: Element>(
+    exec: &CpuExecutor,
+    input: &[T],
+    offsets: &[u32],
+    op: ReduceOp,
+    output: &mut [T],
+) -> Result<()> {
+    let segments = segments_of(offsets)?;
+    check_len("segmented reduction output", segments, output.len())?;
+    check_count("segmented reduction input", input.len())?;
+    let n = input.len();
+    exec.install(|| {
+        output.par_iter_mut().enumerate().for_each(|(s, out)| {
+            let (start, end) = segment_bounds(offsets, s, n);
+            *out = input[start..end]
+                .chunks(SEGMENT_TILE)
+                .map(|tile| tile.iter().fold(op.identity::<T>(), |a, &v| op.apply(a, v)))
+                .fold(op.identity::<T>(), |a, v| op.apply(a, v));
+        });
+    });
+    Ok(())
+}
+
+/// Segmented top-k by [`Element::order_key`], ties by position.
+pub(crate) fn top_k<T: Element>(
+    exec: &CpuExecutor,
+    keys: &[T],
+    offsets: &[u32],
+    k: u32,
+    order: Order,
+    indices: &mut [u32],
+    top_keys: &mut [T],
+) -> Result<()> {
+    if k == 0 || k > MAX_TOP_K {
+        return Err(Error::InvalidArgument { what: "k", reason: format!("{k} is not within 1..={MAX_TOP_K}") });
+    }
+    let segments = segments_of(offsets)?;
+    let k = k as usize;
+    let slots = segments.checked_mul(k).ok_or(Error::TooManyPoints { count: usize::MAX, max: u32::MAX as usize, what: "top-k slots" })?;
+    check_len("top-k indices", slots, indices.len())?;
+    check_len("top-k keys", slots, top_keys.len())?;
+    check_count("top-k keys", keys.len())?;
+    let n = keys.len();
+    let pad = match order {
+        Order::Smallest => T::HIGHEST,
+        Order::Largest => T::LOWEST,
+    };
+    exec.install(|| {
+        indices.par_chunks_mut(k).zip(top_keys.par_chunks_mut(k)).enumerate().for_each(|(s, (idx, tk))| {
+            let (start, end) = segment_bounds(offsets, s, n);
+            // Sort key: the order key (complemented for Largest), then the position.
+            let mut cand: Vec<(u64, u32)> = (start..end)
+                .map(|p| {
+                    let key = keys[p].order_key();
+                    (if order == Order::Largest { !key } else { key }, p as u32)
+                })
+                .collect();
+            if cand.len() > k {
+                cand.select_nth_unstable(k - 1);
+                cand.truncate(k);
+            }
+            cand.sort_unstable();
+            for j in 0..k {
+                match cand.get(j) {
+                    Some(&(_, p)) => {
+                        idx[j] = p;
+                        tk[j] = keys[p as usize];
+                    }
+                    None => {
+                        idx[j] = u32::MAX;
+                        tk[j] = pad;
+                    }
+                }
+            }
+        });
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_segments_follow_the_search_rule() {
+        let exec = CpuExecutor::new();
+        let input = [1u32, 2, 3, 4, 5, 6];
+        let mut out = [9u32; 6];
+        // Segments [0, 2), [2, 2) (empty), [2, 5); element 5 is in none.
+        scan(&exec, &input, &[0, 2, 2, 5], ScanKind::Exclusive, &mut out).unwrap();
+        assert_eq!(out, [0, 1, 0, 3, 7, 0]);
+        scan(&exec, &input, &[0, 2, 2, 5], ScanKind::Inclusive, &mut out).unwrap();
+        assert_eq!(out, [1, 3, 3, 7, 12, 0]);
+    }
+
+    #[test]
+    fn top_k_breaks_ties_by_position_and_pads() {
+        let exec = CpuExecutor::new();
+        let keys = [5.0f32, 1.0, 1.0, -0.0, 0.0, 7.0];
+        let (mut idx, mut tk) = ([0u32; 6], [0f32; 6]);
+        top_k(&exec, &keys, &[0, 5, 6], 3, Order::Smallest, &mut idx, &mut tk).unwrap();
+        assert_eq!(idx, [3, 4, 1, 5, u32::MAX, u32::MAX]);
+        assert_eq!(tk[..4], [-0.0, 0.0, 1.0, 7.0]);
+        assert!(tk[4] == f32::INFINITY && tk[5] == f32::INFINITY);
+        top_k(&exec, &keys, &[0, 5, 6], 3, Order::Largest, &mut idx, &mut tk).unwrap();
+        assert_eq!(idx[..3], [0, 1, 2]);
+    }
+}
