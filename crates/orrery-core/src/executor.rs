@@ -555,9 +555,12 @@ pub trait Executor: Send + Sync {
         output: impl Into<ViewMutOf<'a, Self, u32>>,
     ) -> Result<()>;
 
-    /// A scan restarted at every segment start ([`segment_bounds`]): for `i` in segment
-    /// `s`, the sum of the elements of `s` before `i` (exclusive) or up to `i`
-    /// (inclusive). Elements outside every segment are set to 0.
+    /// A scan restarted at every segment start: for `i` in segment `s`, the sum of the
+    /// elements of `s` before `i` (exclusive) or up to `i` (inclusive); elements outside
+    /// every segment are set to 0. Element `i` is in segment `s = upper_bound_one(offsets,
+    /// i) - 1` when `s` is a segment and `i` lies in its [`segment_bounds`] (for CSR
+    /// offsets: `offsets[s] <= i < offsets[s + 1]`), which defines the result for any
+    /// offsets.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `output.len() != input.len()`; [`Error::EmptyInput`]

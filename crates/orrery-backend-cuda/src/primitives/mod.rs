@@ -2,9 +2,12 @@
 //! dispatch (argument checks, grid sizes, scratch, the sequence of launches) over the
 //! kernels of `kernels/core/`. One file per primitive family, named like its kernel file.
 
+mod histogram;
 mod movement;
 mod reduce;
 mod scan;
+mod search;
+mod segmented;
 mod sfc;
 mod sort;
 

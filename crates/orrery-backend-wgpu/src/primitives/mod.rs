@@ -7,9 +7,12 @@
 
 pub(crate) mod compact;
 pub(crate) mod data;
+pub(crate) mod histogram;
 pub(crate) mod keys;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+pub(crate) mod search;
+pub(crate) mod segmented;
 pub(crate) mod sort;
 
 use orrery_core::{Error, Result};

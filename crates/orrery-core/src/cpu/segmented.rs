@@ -2,9 +2,10 @@
 //! primitives: the references the GPU kernels are tested against.
 //!
 //! Segments come from [`segment_bounds`] (the same clamping rule on every executor). A
-//! segmented scan assigns each element to `seg(i) = upper_bound(offsets, i) - 1` with the
-//! shared search, so even non-monotone offsets give one defined answer; reductions and
-//! top-k read each segment's range.
+//! segmented scan assigns each element to `seg(i) = upper_bound(offsets, i) - 1` (the
+//! shared search) when `i` lies in that segment's bounds, and to no segment otherwise,
+//! so even non-monotone offsets give one defined answer; reductions and top-k read each
+//! segment's range.
 
 use rayon::prelude::*;
 
@@ -106,27 +107,26 @@ fn segment_of(offsets: &[u32], i: usize, n: usize) -> Option<usize> {
     (start <= i && i < end).then_some(s)
 }
 
-/// Segmented scan: each element is scanned within the run of equal segments around it.
+/// Segmented scan: element `i` of segment `s` (by the search rule) gets the sum of the
+/// elements of `s` before it (and itself, inclusive), in index order; elements of no
+/// segment get 0. For CSR offsets this is the usual segmented scan.
 pub(crate) fn scan(exec: &CpuExecutor, input: &[u32], offsets: &[u32], kind: ScanKind, output: &mut [u32]) -> Result<()> {
     check_len("segmented scan output", input.len(), output.len())?;
-    segments_of(offsets)?;
+    let segments = segments_of(offsets)?;
     check_count("segmented scan input", input.len())?;
     let n = input.len();
     let seg: Vec<Option<usize>> = exec.install(|| (0..n).into_par_iter().map(|i| segment_of(offsets, i, n)).collect());
-    let mut acc = 0u32;
+    let mut acc = vec![0u32; segments];
     for i in 0..n {
-        if i == 0 || seg[i] != seg[i - 1] {
-            acc = 0;
-        }
-        if seg[i].is_none() {
+        let Some(s) = seg[i] else {
             output[i] = 0;
             continue;
-        }
-        let before = acc;
-        acc = acc.wrapping_add(input[i]);
+        };
+        let before = acc[s];
+        acc[s] = before.wrapping_add(input[i]);
         output[i] = match kind {
             ScanKind::Exclusive => before,
-            ScanKind::Inclusive => acc,
+            ScanKind::Inclusive => acc[s],
         };
     }
     Ok(())
