@@ -200,7 +200,7 @@ fn get<B>(slot: Option<&B>) -> &B {
 
 /// A `u32` buffer argument.
 fn raw<E: GpuExecutor>(b: &E::Buffer<u32>) -> KernelArg<'_, E> {
-    KernelArg::Buffer(E::raw(b))
+    orrery_core::gpu::buf::<E, _>(b)
 }
 
 /// A non-empty upload (wgpu binds no empty buffer).
@@ -328,7 +328,7 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
             local,
             Launch { blocks: blocks as u32, threads: up.local.threads },
             &[
-                KernelArg::Buffer(E::raw(points)),
+                orrery_core::gpu::buf::<E, _>(points),
                 raw::<E>(get(s.vals.as_ref())),
                 raw::<E>(&up.nodes),
                 raw::<E>(&up.blocks),
@@ -420,7 +420,7 @@ fn run_levels<E: GpuExecutor, T: GpuReal>(
                 T::BOUNDS,
                 Launch { blocks: n.div_ceil(BOUNDS_TILE as usize) as u32, threads: ITEM_THREADS },
                 &[
-                    KernelArg::Buffer(E::raw(points)),
+                    orrery_core::gpu::buf::<E, _>(points),
                     raw::<E>(&up.seg_starts),
                     raw::<E>(&up.seg_active),
                     raw::<E>(vals),
@@ -452,10 +452,10 @@ fn run_levels<E: GpuExecutor, T: GpuReal>(
                 T::KEYS,
                 per_item(n),
                 &[
-                    KernelArg::Buffer(E::raw(points)),
+                    orrery_core::gpu::buf::<E, _>(points),
                     raw::<E>(node_of),
                     raw::<E>(seg_dim),
-                    KernelArg::Buffer(E::raw(get(s.keys.as_ref()))),
+                    orrery_core::gpu::buf::<E, _>(get(s.keys.as_ref())),
                     raw::<E>(vals),
                     u(n),
                     u(dim),
@@ -465,7 +465,7 @@ fn run_levels<E: GpuExecutor, T: GpuReal>(
         let (keys, vals) = (s.keys.as_mut().expect("sized"), s.vals.as_mut().expect("sized"));
         if f64_keys {
             // Stable LSD composition: by coordinate code, then by segment.
-            exec.sort_pairs(keys, vals, 0..64)?;
+            exec.sort_pairs(&mut *keys, &mut *vals, 0..64)?;
             if level.node_bits > 0 {
                 let node_of = s.node_of.as_ref().expect("sized");
                 exec.launch(
@@ -473,9 +473,9 @@ fn run_levels<E: GpuExecutor, T: GpuReal>(
                     "bt_node_keys",
                     per_item(n),
                     &[
-                        KernelArg::Buffer(E::raw(node_of)),
-                        KernelArg::Buffer(E::raw(&*vals)),
-                        KernelArg::Buffer(E::raw(&*keys)),
+                        orrery_core::gpu::buf::<E, _>(node_of),
+                        orrery_core::gpu::buf::<E, _>(&*vals),
+                        orrery_core::gpu::buf::<E, _>(&*keys),
                         u(n),
                     ],
                 )?;
@@ -526,7 +526,7 @@ fn run_levels_select<E: GpuExecutor, T: GpuReal>(
         &BUILD,
         transpose,
         per_item(n),
-        &[KernelArg::Buffer(E::raw(points)), raw::<E>(get(s.coords.as_ref())), u(n), u(dim)],
+        &[orrery_core::gpu::buf::<E, _>(points), raw::<E>(get(s.coords.as_ref())), u(n), u(dim)],
     )?;
     let rounds = up.plan.select_rounds(code_words);
     for level in &up.plan.levels {

@@ -7,11 +7,11 @@
 use orrery_core::{ExecutorKind, KernelSource};
 
 /// The build's kernels in both languages.
-pub const BUILD: KernelSource = KernelSource {
-    name: "balltree/build",
-    cuda: include_str!("../../../../kernels/balltree/build.cu"),
-    wgsl: include_str!("../../../../shaders/balltree/build.wgsl"),
-};
+pub const BUILD: KernelSource = KernelSource::new(
+    "balltree/build",
+    include_str!("../../../../kernels/balltree/build.cu"),
+    include_str!("../../../../shaders/balltree/build.wgsl"),
+);
 
 /// Threads per block of the per-item kernels (`bt_bounds_*`, `bt_choose_*`, `bt_keys_*`,
 /// `bt_node_keys`, `bt_reset_bounds`). `bt_bounds_*` needs exactly this many (its shared
