@@ -140,6 +140,26 @@ pub struct DeviceLimits {
     pub replay: bool,
 }
 
+impl Default for DeviceLimits {
+    /// The most conservative device (no subgroups, one thread per block, no shared
+    /// memory, no f64 arithmetic, no replay, 4-byte view alignment). `DeviceLimits` is
+    /// `#[non_exhaustive]`: executors outside this crate start from this value and set
+    /// the fields they know.
+    fn default() -> Self {
+        Self {
+            subgroup_size: None,
+            max_threads_per_block: 1,
+            max_shared_bytes_per_block: 0,
+            compute_units: 1,
+            f64: false,
+            max_buffer_bytes: 0,
+            view_alignment: 4,
+            max_blocks: 0,
+            replay: false,
+        }
+    }
+}
+
 /// Whether a scan includes each element in its own result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScanKind {
