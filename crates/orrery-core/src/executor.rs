@@ -113,10 +113,7 @@ impl ReduceOp {
 
 /// What a device offers, as typed values: algorithm crates size their launches and pick
 /// their paths from these instead of branching on [`Executor::kind`].
-///
-/// The struct is `#[non_exhaustive]`, so executors outside this crate build it from
-/// [`Default`] (all zero / `None` / `false`) and set each field.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DeviceLimits {
     /// Threads that run in lockstep and share subgroup (warp) operations; `None` where
