@@ -16,10 +16,26 @@
 //     bits 31..0   value   the count or sum
 //
 // A word whose epoch differs from the running operation's reads as "not ready", so the
-// status array is never cleared between operations: the host hands each launch a fresh
-// epoch (1 .. 2^30 - 1) and clears the array only when the epoch counter wraps or the
-// array is reallocated. Flag and value live in one word, so relaxed 64-bit loads and
-// stores suffice: a reader never needs data published by another block beyond the word.
+// status array is never cleared between operations. Flag and value live in one word, so
+// relaxed 64-bit loads and stores suffice: a reader never needs data published by
+// another block beyond the word.
+//
+// Epochs live on the device (no epoch scalar from the host, so a replayed CUDA graph
+// stays correct). The executor keeps one control pair per status array:
+//
+//     u64 ctl = epoch << 32 | tile counter     (1 << 32 after allocation: epoch 0 is never valid)
+//     u32 hwm = most status words any launch has used since the array was allocated
+//
+// Each block draws `old = atomicAdd(ctl, 1)`: tile = low 32 bits, epoch = high 32 bits
+// (lb_draw). The block that draws the last tile (tile == gridDim.x - 1; all draws are done
+// then) calls lb_finish: it raises hwm to the words this launch uses (`used`), clears the
+// words [used, hwm) when the epoch is LB_MAX_EPOCH or 1 (see below), and stores
+// `next << 32` (next = epoch + 1, or 1 after LB_MAX_EPOCH), which resets the tile counter
+// for the next launch on the stream. Why both clears: every launch writes its epoch into
+// words [0, used) only. The LB_MAX_EPOCH launch clears [used, hwm) so that no word of the
+// ending cycle survives except its own (epoch MAX); the epoch-1 launch after it clears
+// [used, hwm) again, which removes those MAX words beyond its own range. From then on
+// every word holds 0 or an epoch below the running one, until the next wrap.
 
 typedef unsigned int u32;
 typedef int i32;
@@ -30,6 +46,7 @@ typedef long long i64;
 
 #define LB_AGGREGATE 1u
 #define LB_INCLUSIVE 2u
+#define LB_MAX_EPOCH ((1u << 30) - 1u)
 
 __device__ __forceinline__ u64 lb_pack(u32 epoch, u32 flag, u32 value) {
     return ((u64)epoch << 34) | ((u64)flag << 32) | (u64)value;
@@ -48,6 +65,34 @@ __device__ __forceinline__ u64 ld_relaxed_u64(const u64* p) {
 
 __device__ __forceinline__ void st_relaxed_u64(u64* p, u64 v) {
     asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// One block's draw from the control word: its tile id and the launch's epoch. Call from
+// one thread.
+__device__ __forceinline__ void lb_draw(u64* ctl, u32& tile, u32& epoch) {
+    const u64 old = atomicAdd(reinterpret_cast<unsigned long long*>(ctl), 1ull);
+    tile = (u32)old;
+    epoch = (u32)(old >> 32);
+}
+
+// Called by every thread of the block that drew tile gridDim.x - 1 (block-uniform
+// condition: it contains __syncthreads). `used` = status words this launch writes.
+__device__ __noinline__ void lb_finish(u64* ctl, u32* hwm, u64* status, u32 used, u32 epoch) {
+    __shared__ u32 s_old_hwm;
+    if (threadIdx.x == 0) {
+        const u32 old = *hwm;
+        s_old_hwm = old;
+        *hwm = old > used ? old : used;
+    }
+    __syncthreads();
+    if (epoch == LB_MAX_EPOCH || epoch == 1u) {
+        for (u32 j = used + threadIdx.x; j < s_old_hwm; j += blockDim.x) status[j] = 0ull;
+    }
+    if (threadIdx.x == 0) {
+        const u32 next = epoch >= LB_MAX_EPOCH ? 1u : epoch + 1u;
+        atomicExch(reinterpret_cast<unsigned long long*>(ctl), (unsigned long long)next << 32);
+    }
+    __syncthreads();
 }
 
 __device__ __forceinline__ u32 lane_id() { return threadIdx.x & 31u; }

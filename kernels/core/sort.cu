@@ -15,8 +15,10 @@
 //                     in earlier tiles) + (rank among keys with digit d in its own tile).
 //
 // Onesweep tile (SORT_THREADS = 256 = one thread per digit, SORT_ITEMS keys per thread):
-//   1. The block draws the next tile id from this pass's counter (the tile it waits on in
-//      step 4 has started: no deadlock). Warp w loads the contiguous SORT_ITEMS*32 keys
+//   1. The block draws the next tile id and the epoch from the control word (common.cuh:
+//      lb_draw; the tile it waits on in step 4 has started: no deadlock; the block that
+//      draws the last id advances the epoch with lb_finish, status words used = tiles * 256).
+//      Warp w loads the contiguous SORT_ITEMS*32 keys
 //      [w * 32 * SORT_ITEMS, ...) of the tile, item k of lane l being key k * 32 + l, so
 //      the in-warp order (k, lane) is the index order. Keys past n read as all-ones: their
 //      digit is the largest, and being last in the tile they rank after every real key.
@@ -51,9 +53,10 @@
 //   hist          u32[passes * 256]  atomically accumulated, then scanned in place
 //   bin_offsets   u32[256]   this pass's row of hist, read
 //   status        u64[tiles * 256]   look-back words (tile-major, digit-minor) of this pass's epoch
-//   tile_counter  u32[1]     0 on entry (the host clears all passes' counters per sort)
+//   ctl, hwm      u64[1], u32[1]     the look-back control pair (common.cuh), shared with the scan
 //
-// Invariants: 0 < n < 2^32; 1 <= nbits <= 8; shift + nbits <= 64.
+// Invariants: 0 < n < 2^32; 1 <= nbits <= 8; shift + nbits <= 64; keys and values are
+// element-aligned (views may start anywhere: only scalar loads and stores).
 //
 // Measured cost (H200, driver 580.159.04, random keys, events, median of 10):
 //   64M pairs: bits 0..64 7.10 ms (9.46 Gkeys/s), bits 0..63 7.06 ms
@@ -137,12 +140,13 @@ struct OnesweepShared {
     u32 dst_base[RADIX];                // global position of the digit's run minus its tile offset
     u32 scan[SORT_WARPS];
     u32 tile;
+    u32 epoch;
 };
 
 extern "C" __global__ void __launch_bounds__(SORT_THREADS, SORT_MIN_BLOCKS)
     radix_onesweep(const u64* __restrict__ keys_in, const u32* __restrict__ vals_in, u64* __restrict__ keys_out,
-                   u32* __restrict__ vals_out, const u32* __restrict__ bin_offsets, u64* status, u32* tile_counter,
-                   u32 n, u32 shift, u32 nbits, u32 epoch) {
+                   u32* __restrict__ vals_out, const u32* __restrict__ bin_offsets, u64* status, u64* ctl,
+                   u32* hwm, u32 n, u32 shift, u32 nbits) {
     __shared__ OnesweepShared sh;
     const u32 t = threadIdx.x;
     const u32 lane = lane_id();
@@ -152,9 +156,16 @@ extern "C" __global__ void __launch_bounds__(SORT_THREADS, SORT_MIN_BLOCKS)
     // 1. tile id, counters, keys
 #pragma unroll
     for (u32 w = 0; w < SORT_WARPS; ++w) sh.warp_count[w][t] = 0u;
-    if (t == 0) sh.tile = atomicAdd(tile_counter, 1u);
+    if (t == 0) {
+        u32 drawn, e;
+        lb_draw(ctl, drawn, e);
+        sh.tile = drawn;
+        sh.epoch = e;
+    }
     __syncthreads();
     const u32 tile = sh.tile;
+    const u32 epoch = sh.epoch;
+    if (tile == gridDim.x - 1) lb_finish(ctl, hwm, status, gridDim.x * RADIX, epoch);
     const u32 tile_base = tile * SORT_TILE;
     const u32 valid = min((u32)SORT_TILE, n - tile_base);
     const u32 warp_off = warp * SORT_WARP_KEYS + lane;

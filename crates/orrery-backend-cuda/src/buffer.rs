@@ -1,35 +1,50 @@
-//! Device buffers: typed ([`CudaBuffer`]) over untyped ([`RawBuffer`]) memory.
+//! Device buffers: typed ([`CudaBuffer`]) over untyped ([`RawBuffer`]) memory, whose
+//! allocation sits behind an [`Arc`] so that a recording can keep it alive and tell
+//! whether a buffer still owns it.
 //!
 //! Memory is allocated in stream order on the owning executor's stream and freed the
-//! same way when the buffer drops, so a buffer may be dropped while kernels that use it
-//! are still queued. Zero-length buffers hold no allocation (a null device pointer),
-//! which every kernel launch of this crate skips or ignores.
+//! same way when the last owner drops, so a buffer may be dropped while kernels that use
+//! it are still queued (on that stream; work on a fork must be ordered before the drop by
+//! an event). Zero-length buffers hold no memory (a null device pointer), which every
+//! kernel launch of this crate skips or ignores.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
-use orrery_core::{DeviceBuffer, Element};
+use orrery_core::{DeviceBuffer, Storage};
 
-use crate::device::Device;
+use crate::stream::Stream;
+
+/// One device allocation, freed in stream order on the stream that made it.
+pub(crate) struct Allocation {
+    pub(crate) ptr: CUdeviceptr,
+    pub(crate) bytes: usize,
+    stream: Arc<Stream>,
+}
+
+impl Allocation {
+    pub(crate) fn new(stream: Arc<Stream>, ptr: CUdeviceptr, bytes: usize) -> Arc<Self> {
+        Arc::new(Self { ptr, bytes, stream })
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        self.stream.free(self.ptr);
+    }
+}
 
 /// Untyped device memory: what a kernel launch sees ([`orrery_core::GpuExecutor::RawBuffer`]).
 pub struct RawBuffer {
-    ptr: CUdeviceptr,
-    len_bytes: usize,
-    capacity_bytes: usize,
-    device: Arc<Device>,
+    pub(crate) alloc: Arc<Allocation>,
+    pub(crate) len_bytes: usize,
 }
 
 impl RawBuffer {
-    /// An allocation of `capacity_bytes` bytes of which `len_bytes` are in use.
-    pub(crate) fn new(device: Arc<Device>, ptr: CUdeviceptr, len_bytes: usize, capacity_bytes: usize) -> Self {
-        Self { ptr, len_bytes, capacity_bytes, device }
-    }
-
     /// The device address (0 for an empty allocation).
     pub fn device_ptr(&self) -> u64 {
-        self.ptr
+        self.alloc.ptr
     }
 
     /// Bytes in use.
@@ -39,29 +54,22 @@ impl RawBuffer {
 
     /// Bytes allocated (`>= len_bytes`).
     pub fn capacity_bytes(&self) -> usize {
-        self.capacity_bytes
+        self.alloc.bytes
     }
 
     /// Ordinal of the device that holds the memory.
     pub fn device_ordinal(&self) -> usize {
-        self.device.ordinal
+        self.alloc.stream.ctx.ordinal
     }
 }
 
 impl std::fmt::Debug for RawBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RawBuffer")
-            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("ptr", &format_args!("{:#x}", self.alloc.ptr))
             .field("len_bytes", &self.len_bytes)
-            .field("capacity_bytes", &self.capacity_bytes)
-            .field("device", &self.device.ordinal)
+            .field("capacity_bytes", &self.alloc.bytes)
             .finish()
-    }
-}
-
-impl Drop for RawBuffer {
-    fn drop(&mut self) {
-        self.device.free(self.ptr);
     }
 }
 
@@ -69,21 +77,21 @@ impl Drop for RawBuffer {
 ///
 /// `len` elements are in use out of `capacity`; the capacity grows with 25% headroom
 /// ([`orrery_core::executor::grown_capacity`]) and never shrinks.
-pub struct CudaBuffer<T: Element> {
+pub struct CudaBuffer<T: Storage> {
     pub(crate) raw: RawBuffer,
     pub(crate) len: usize,
     pub(crate) capacity: usize,
-    _element: PhantomData<T>,
+    _element: PhantomData<fn() -> T>,
 }
 
-impl<T: Element> CudaBuffer<T> {
+impl<T: Storage> CudaBuffer<T> {
     pub(crate) fn from_raw(raw: RawBuffer, len: usize, capacity: usize) -> Self {
         Self { raw, len, capacity, _element: PhantomData }
     }
 
     /// The device address of element 0 (0 for a buffer without an allocation).
     pub fn device_ptr(&self) -> u64 {
-        self.raw.ptr
+        self.raw.alloc.ptr
     }
 
     /// The untyped view, for kernel launches.
@@ -98,7 +106,8 @@ impl<T: Element> CudaBuffer<T> {
         self.raw.len_bytes = len * size_of::<T>();
     }
 
-    /// Replaces the allocation (the old one is freed in stream order on drop).
+    /// Replaces the allocation (the old one is freed in stream order when its last owner
+    /// drops).
     pub(crate) fn replace_raw(&mut self, raw: RawBuffer, len: usize, capacity: usize) {
         self.raw = raw;
         self.len = len;
@@ -106,7 +115,7 @@ impl<T: Element> CudaBuffer<T> {
     }
 }
 
-impl<T: Element> DeviceBuffer<T> for CudaBuffer<T> {
+impl<T: Storage> DeviceBuffer<T> for CudaBuffer<T> {
     fn len(&self) -> usize {
         self.len
     }
@@ -116,10 +125,10 @@ impl<T: Element> DeviceBuffer<T> for CudaBuffer<T> {
     }
 }
 
-impl<T: Element> std::fmt::Debug for CudaBuffer<T> {
+impl<T: Storage> std::fmt::Debug for CudaBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CudaBuffer")
-            .field("dtype", &T::DTYPE)
+            .field("element", &std::any::type_name::<T>())
             .field("len", &self.len)
             .field("capacity", &self.capacity)
             .field("raw", &self.raw)

@@ -6,16 +6,22 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use cudarc::driver::result;
+use orrery_core::element::check_gpu_storage;
 use orrery_core::executor::{check_len, check_range, grown_capacity};
 use orrery_core::sfc::KeyMapper;
-use orrery_core::{Element, Error, Executor, ExecutorKind, Real, ReduceOp, Result};
+use orrery_core::{
+    DeviceCount, DeviceLimits, Element, Error, Executor, ExecutorKind, Order, Real, ReduceOp, Reserve, Result,
+    ScanKind, Storage, ViewMutOf, ViewOf,
+};
 
-use crate::buffer::{CudaBuffer, RawBuffer};
-use crate::device::{CudaMarker, Device};
+use crate::buffer::{Allocation, CudaBuffer, RawBuffer};
+use crate::device::Context;
 use crate::error::{BACKEND, DriverResultExt};
 use crate::module_cache::ModuleCache;
 use crate::policy::Policy;
+use crate::record::CudaRecording;
 use crate::scratch::Scratch;
+use crate::stream::{CudaEvent, CudaMarker, CudaPending, RawEvent, Stream};
 
 /// The environment variable that selects the device of [`CudaExecutor::from_env`].
 pub const DEVICE_ENV: &str = "ORRERY_CUDA_DEVICE";
@@ -23,10 +29,12 @@ pub const DEVICE_ENV: &str = "ORRERY_CUDA_DEVICE";
 /// The CUDA executor: one device, one stream, its compiled kernels and scratch memory.
 ///
 /// Every operation is enqueued on the executor's stream in call order; only
-/// [`Executor::read`], [`Executor::download`], [`Executor::synchronize`] and
-/// [`Executor::elapsed`] wait for the device. The executor is `Send + Sync`; operations
-/// from several threads are serialised on the one stream. Buffers belong to the executor
-/// that made them (passing them to another executor is unsupported).
+/// [`Executor::read`], [`Executor::download`], [`Executor::wait`],
+/// [`Executor::synchronize`] and [`Executor::elapsed`] wait for the device. The executor
+/// is `Send + Sync`; operations from several threads are serialised on the one stream.
+/// [`Executor::fork`] gives an executor on the same context with its own stream and
+/// scratch and the same compiled modules; buffers of one may be used by the other,
+/// ordered by [`Executor::signal`] / [`Executor::wait_for`].
 ///
 /// ```no_run
 /// use orrery_core::{Executor, ReduceOp};
@@ -40,19 +48,19 @@ pub const DEVICE_ENV: &str = "ORRERY_CUDA_DEVICE";
 /// # Ok::<(), orrery_core::Error>(())
 /// ```
 pub struct CudaExecutor {
-    // Field order is drop order: scratch and modules go before the device handle.
+    // Field order is drop order: scratch and modules go before the stream and context.
     pub(crate) scratch: Mutex<Scratch>,
-    pub(crate) modules: ModuleCache,
+    /// Allocations touched by the recording in progress (`None` when not recording).
+    pub(crate) recording: Mutex<Option<Vec<Arc<Allocation>>>>,
+    pub(crate) modules: Arc<ModuleCache>,
     pub(crate) policy: Policy,
-    pub(crate) device: Arc<Device>,
+    pub(crate) stream: Arc<Stream>,
+    pub(crate) ctx: Arc<Context>,
 }
 
 impl std::fmt::Debug for CudaExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaExecutor")
-            .field("device", &self.device)
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
+        f.debug_struct("CudaExecutor").field("device", &self.ctx).field("policy", &self.policy).finish_non_exhaustive()
     }
 }
 
@@ -63,9 +71,9 @@ impl CudaExecutor {
     /// [`Error::DeviceUnavailable`] when libcuda or libnvrtc is missing, the driver fails
     /// to initialise, or there is no device `ordinal`.
     pub fn new(ordinal: usize) -> Result<Self> {
-        let device = Device::open(ordinal)?;
-        let (major, minor) = device.compute_capability;
-        Self::with_device(device, Policy::for_compute_capability(major, minor))
+        let ctx = Context::open(ordinal)?;
+        let (major, minor) = ctx.compute_capability;
+        Self::with_context(ctx, Policy::for_compute_capability(major, minor))
     }
 
     /// An executor on device `ordinal` with explicit launch shapes (for tuning; the
@@ -76,8 +84,8 @@ impl CudaExecutor {
     /// As [`CudaExecutor::new`]; [`Error::InvalidArgument`] for a policy the kernels
     /// cannot run (e.g. `sort_threads != 256`).
     pub fn with_policy(ordinal: usize, policy: Policy) -> Result<Self> {
-        let device = Device::open(ordinal)?;
-        Self::with_device(device, policy)
+        let ctx = Context::open(ordinal)?;
+        Self::with_context(ctx, policy)
     }
 
     /// An executor on the device named by `ORRERY_CUDA_DEVICE` (an ordinal; 0 when unset),
@@ -94,40 +102,52 @@ impl CudaExecutor {
             })?,
             _ => 0,
         };
-        let device = Device::open(ordinal)?;
-        let (major, minor) = device.compute_capability;
-        Self::with_device(device, Policy::for_compute_capability(major, minor).with_env_overrides()?)
+        let ctx = Context::open(ordinal)?;
+        let (major, minor) = ctx.compute_capability;
+        Self::with_context(ctx, Policy::for_compute_capability(major, minor).with_env_overrides()?)
     }
 
-    fn with_device(device: Arc<Device>, policy: Policy) -> Result<Self> {
+    fn with_context(ctx: Arc<Context>, policy: Policy) -> Result<Self> {
         validate_policy(&policy)?;
-        let modules = ModuleCache::new(Arc::clone(&device), &policy)?;
-        Ok(Self { scratch: Mutex::new(Scratch::new(Arc::clone(&device))), modules, policy, device })
+        let modules = Arc::new(ModuleCache::new(Arc::clone(&ctx), &policy)?);
+        Self::on_new_stream(ctx, modules, policy)
+    }
+
+    fn on_new_stream(ctx: Arc<Context>, modules: Arc<ModuleCache>, policy: Policy) -> Result<Self> {
+        let stream = Stream::new(Arc::clone(&ctx))?;
+        Ok(Self {
+            scratch: Mutex::new(Scratch::new(Arc::clone(&stream))),
+            recording: Mutex::new(None),
+            modules,
+            policy,
+            stream,
+            ctx,
+        })
     }
 
     /// The device ordinal.
     pub fn ordinal(&self) -> usize {
-        self.device.ordinal
+        self.ctx.ordinal
     }
 
     /// The device's name (e.g. "NVIDIA H200").
     pub fn device_name(&self) -> &str {
-        &self.device.name
+        &self.ctx.name
     }
 
     /// The device's compute capability `(major, minor)`.
     pub fn compute_capability(&self) -> (u32, u32) {
-        self.device.compute_capability
+        self.ctx.compute_capability
     }
 
     /// Number of streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
-        self.device.sm_count
+        self.ctx.sm_count
     }
 
     /// Total device memory in bytes.
     pub fn total_memory(&self) -> usize {
-        self.device.total_mem
+        self.ctx.total_mem
     }
 
     /// The architecture kernels are compiled for (e.g. "sm_90").
@@ -146,57 +166,73 @@ impl CudaExecutor {
     /// # Errors
     /// [`Error::KernelCompile`] with NVRTC's log.
     pub fn prepare_all(&self) -> Result<()> {
+        // (the module cache is shared with forks; one preparation serves them all)
         for m in &crate::kernels::CORE_MODULES {
             self.modules.prepare(m)?;
         }
         Ok(())
     }
 
-    pub(crate) fn scratch(&self) -> MutexGuard<'_, Scratch> {
-        self.scratch.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// A new allocation for `len` elements of `T` with room for `capacity`.
-    fn alloc_raw<T: Element>(&self, len: usize, capacity: usize) -> Result<CudaBuffer<T>> {
+    fn alloc_raw<T: Storage>(&self, len: usize, capacity: usize) -> Result<CudaBuffer<T>> {
+        check_gpu_storage::<T>(&self.name())?;
         let too_large = || Error::BufferTooLarge {
             backend: BACKEND,
             requested_bytes: u64::MAX,
-            max_bytes: self.device.total_mem as u64,
+            max_bytes: self.ctx.total_mem as u64,
         };
         let bytes = capacity.checked_mul(size_of::<T>()).ok_or_else(too_large)?;
-        if bytes > self.device.total_mem {
+        if bytes > self.ctx.total_mem {
             return Err(Error::BufferTooLarge {
                 backend: BACKEND,
                 requested_bytes: bytes as u64,
-                max_bytes: self.device.total_mem as u64,
+                max_bytes: self.ctx.total_mem as u64,
             });
         }
-        let ptr = self.device.alloc(bytes)?;
-        let raw = RawBuffer::new(Arc::clone(&self.device), ptr, len * size_of::<T>(), bytes);
+        let ptr = self.stream.alloc(bytes)?;
+        let raw =
+            RawBuffer { alloc: Allocation::new(Arc::clone(&self.stream), ptr, bytes), len_bytes: len * size_of::<T>() };
         Ok(CudaBuffer::from_raw(raw, len, capacity))
     }
 
-    /// Copies `bytes` bytes between device addresses on the stream.
-    pub(crate) fn copy_device(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+    /// Copies `bytes` bytes between device buffers at byte offsets, on the stream.
+    pub(crate) fn copy_device(&self, dst: (&RawBuffer, u64), src: (&RawBuffer, u64), bytes: usize) -> Result<()> {
         if bytes == 0 {
             return Ok(());
         }
-        self.device.bind()?;
-        // SAFETY: both ranges lie in live allocations of this executor (checked by the
-        // callers against buffer lengths); the copy is ordered on the stream.
-        unsafe { result::memcpy_dtod_async(dst, src, bytes, self.device.stream()) }.during("cuMemcpyDtoDAsync")
+        self.touch(dst.0);
+        self.touch(src.0);
+        self.copy_device_ptr(dst.0.device_ptr() + dst.1, src.0.device_ptr() + src.1, bytes)
     }
 
-    /// Sets `words` u32 words at `dst` to `value` on the stream.
-    pub(crate) fn memset_u32(&self, dst: u64, value: u32, words: usize) -> Result<()> {
+    /// Copies `bytes` bytes between device addresses (buffers or scratch) on the stream.
+    pub(crate) fn copy_device_ptr(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.stream.bind()?;
+        // SAFETY: both ranges lie in live allocations of this executor (checked by the
+        // callers against buffer lengths); the copy is ordered on the stream.
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream.raw()) }.during("cuMemcpyDtoDAsync")
+    }
+
+    /// Sets `words` u32 words of `dst` from byte offset `offset` to `value` on the stream.
+    pub(crate) fn memset_u32(&self, dst: &RawBuffer, offset: u64, value: u32, words: usize) -> Result<()> {
         if words == 0 {
             return Ok(());
         }
-        self.device.bind()?;
-        // SAFETY: `dst .. dst + 4 * words` lies in a live allocation of this executor.
-        unsafe { cudarc::driver::sys::cuMemsetD32Async(dst, value, words, self.device.stream()) }
+        self.touch(dst);
+        self.stream.bind()?;
+        // SAFETY: `dst + offset .. + 4 * words` lies in a live allocation of this executor
+        // (callers pass views of it).
+        unsafe { cudarc::driver::sys::cuMemsetD32Async(dst.device_ptr() + offset, value, words, self.stream.raw()) }
             .result()
             .during("cuMemsetD32Async")
+    }
+
+    /// The scratch regions, locked.
+    pub(crate) fn scratch(&self) -> MutexGuard<'_, Scratch> {
+        self.scratch.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -233,144 +269,362 @@ fn validate_policy(p: &Policy) -> Result<()> {
 
 impl Drop for CudaExecutor {
     fn drop(&mut self) {
-        // Modules are unloaded after this; no kernel of theirs may still be queued.
-        let _ = self.device.synchronize();
+        // Modules may be unloaded after this (when no fork shares them); no kernel of this
+        // stream may still be queued.
+        self.stream.set_capturing(false);
+        let _ = self.stream.synchronize();
     }
 }
 
+/// The byte offset of a view's first element.
+fn byte_offset<T>(offset: usize) -> u64 {
+    (offset * size_of::<T>()) as u64
+}
+
 impl Executor for CudaExecutor {
-    type Buffer<T: Element> = CudaBuffer<T>;
+    type Buffer<T: Storage> = CudaBuffer<T>;
     type Marker = CudaMarker;
+    type Pending<T: Storage> = CudaPending<T>;
+    type Event = CudaEvent;
+    type Recording = CudaRecording;
 
     fn kind(&self) -> ExecutorKind {
         ExecutorKind::Cuda
     }
 
     fn name(&self) -> String {
-        format!("cuda:{} {}", self.device.ordinal, self.device.name)
+        format!("cuda:{} {}", self.ctx.ordinal, self.ctx.name)
     }
 
-    fn alloc<T: Element>(&self, len: usize) -> Result<CudaBuffer<T>> {
+    fn limits(&self) -> DeviceLimits {
+        let mut l = DeviceLimits::default();
+        l.subgroup_size = Some(self.ctx.warp_size);
+        l.max_threads_per_block = self.ctx.max_threads_per_block;
+        l.max_shared_bytes_per_block = self.ctx.max_shared_optin;
+        l.compute_units = self.ctx.sm_count;
+        l.f64 = true;
+        l.max_buffer_bytes = self.ctx.total_mem as u64;
+        l.view_alignment = 1;
+        l.max_blocks = u64::from(self.ctx.max_grid_x);
+        l.replay = true;
+        l
+    }
+
+    fn alloc<T: Storage>(&self, len: usize) -> Result<CudaBuffer<T>> {
         self.alloc_raw(len, len)
     }
 
-    fn upload<T: Element>(&self, data: &[T]) -> Result<CudaBuffer<T>> {
+    fn upload<T: Storage>(&self, data: &[T]) -> Result<CudaBuffer<T>> {
         let mut buf = self.alloc_raw(data.len(), data.len())?;
         self.write(&mut buf, 0, data)?;
         Ok(buf)
     }
 
-    fn write<T: Element>(&self, dst: &mut CudaBuffer<T>, offset: usize, data: &[T]) -> Result<()> {
+    fn write<T: Storage>(&self, dst: &mut CudaBuffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        self.stream.forbid_while_recording("write (a host upload)")?;
         check_range("write destination", dst.len, offset, data.len())?;
         if data.is_empty() {
             return Ok(());
         }
-        self.device.bind()?;
-        let at = dst.device_ptr() + (offset * size_of::<T>()) as u64;
+        self.stream.bind()?;
+        let at = dst.device_ptr() + byte_offset::<T>(offset);
         // SAFETY: the destination range was checked against the buffer; from pageable host
         // memory the driver stages `data` before returning, so it may be dropped after.
-        unsafe { result::memcpy_htod_async(at, data, self.device.stream()) }.during("cuMemcpyHtoDAsync")
+        unsafe { result::memcpy_htod_async(at, data, self.stream.raw()) }.during("cuMemcpyHtoDAsync")
     }
 
-    fn read<T: Element>(&self, src: &CudaBuffer<T>, offset: usize, out: &mut [T]) -> Result<()> {
+    fn read<T: Storage>(&self, src: &CudaBuffer<T>, offset: usize, out: &mut [T]) -> Result<()> {
+        self.stream.forbid_while_recording("read (a host read)")?;
         check_range("read source", src.len, offset, out.len())?;
         if out.is_empty() {
             return self.synchronize();
         }
-        self.device.bind()?;
-        let at = src.device_ptr() + (offset * size_of::<T>()) as u64;
+        self.stream.bind()?;
+        let at = src.device_ptr() + byte_offset::<T>(offset);
         // SAFETY: the source range was checked; `out` stays borrowed until the stream is
         // synchronised below, so the copy completes into live memory.
-        unsafe { result::memcpy_dtoh_async(out, at, self.device.stream()) }.during("cuMemcpyDtoHAsync")?;
+        unsafe { result::memcpy_dtoh_async(out, at, self.stream.raw()) }.during("cuMemcpyDtoHAsync")?;
         self.synchronize()
     }
 
-    fn resize<T: Element>(&self, buf: &mut CudaBuffer<T>, len: usize) -> Result<()> {
+    fn download<T: Storage>(&self, src: &CudaBuffer<T>) -> Result<Vec<T>> {
+        self.stream.forbid_while_recording("download (a host read)")?;
+        let mut out = bytemuck::zeroed_vec(src.len);
+        self.read(src, 0, &mut out)?;
+        Ok(out)
+    }
+
+    fn read_async<'a, T: Storage>(&self, src: impl Into<ViewOf<'a, Self, T>>) -> Result<CudaPending<T>> {
+        self.stream.forbid_while_recording("read_async (a host read)")?;
+        let src = src.into();
+        let bytes = src.len() * size_of::<T>();
+        let mut pending = CudaPending {
+            staging: None,
+            event: None,
+            len: src.len(),
+            stream: Arc::clone(&self.stream),
+            _element: std::marker::PhantomData,
+        };
+        if bytes == 0 {
+            return Ok(pending);
+        }
+        let staging = self.stream.take_pinned(bytes)?;
+        self.stream.bind()?;
+        let at = src.buffer().device_ptr() + byte_offset::<T>(src.offset());
+        // SAFETY: the view lies in a live allocation; the pinned staging holds at least
+        // `bytes` bytes and is owned by `pending`, which waits for the copy's event before
+        // the staging is read, reused or freed (also when dropped unwaited).
+        let r =
+            unsafe { cudarc::driver::sys::cuMemcpyDtoHAsync_v2(staging.ptr(), at, bytes, self.stream.raw()).result() };
+        pending.staging = Some(staging);
+        r.during("cuMemcpyDtoHAsync")?;
+        pending.event = Some(RawEvent::record(&self.stream, false)?);
+        Ok(pending)
+    }
+
+    fn wait<T: Storage>(&self, mut pending: CudaPending<T>) -> Result<Vec<T>> {
+        let mut out: Vec<T> = bytemuck::zeroed_vec(pending.len);
+        if let Some(event) = pending.event.take() {
+            event.synchronize()?;
+        }
+        if let Some(staging) = pending.staging.as_ref() {
+            let bytes = pending.len * size_of::<T>();
+            // SAFETY: the copy into the staging has completed (its event was waited for).
+            let src = unsafe { staging.bytes(bytes) };
+            bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(src);
+        }
+        Ok(out)
+    }
+
+    fn resize<T: Storage>(&self, buf: &mut CudaBuffer<T>, len: usize) -> Result<()> {
         if len <= buf.capacity {
             buf.set_len(len);
             return Ok(());
         }
+        if self.stream.capturing() {
+            return Err(crate::stream::recording_error(
+                "resize beyond the capacity (an allocation) cannot be part of a recording",
+            ));
+        }
         let capacity = grown_capacity(len).max(len);
         let fresh = self.alloc_raw::<T>(len, capacity)?;
-        self.copy_device(fresh.device_ptr(), buf.device_ptr(), buf.len * size_of::<T>())?;
+        self.copy_device((&fresh.raw, 0), (&buf.raw, 0), buf.len * size_of::<T>())?;
         let CudaBuffer { raw, .. } = fresh;
         buf.replace_raw(raw, len, capacity);
         Ok(())
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.device.synchronize()
+        self.stream.synchronize()
     }
 
     fn mark(&self) -> Result<CudaMarker> {
-        CudaMarker::record(&self.device)
+        Ok(CudaMarker { event: RawEvent::record(&self.stream, true)? })
     }
 
     fn elapsed(&self, start: &CudaMarker, end: &CudaMarker) -> Result<Duration> {
+        self.stream.forbid_while_recording("elapsed (a host wait)")?;
         start.elapsed_until(end)
     }
 
-    fn copy<T: Element>(&self, src: &CudaBuffer<T>, dst: &mut CudaBuffer<T>) -> Result<()> {
-        check_len("copy destination", src.len, dst.len)?;
-        self.copy_device(dst.device_ptr(), src.device_ptr(), src.len * size_of::<T>())
+    fn fork(&self) -> Result<Self> {
+        Self::on_new_stream(Arc::clone(&self.ctx), Arc::clone(&self.modules), self.policy)
     }
 
-    fn fill<T: Element>(&self, buf: &mut CudaBuffer<T>, value: T) -> Result<()> {
-        self.fill_impl(buf, value)
+    fn signal(&self) -> Result<CudaEvent> {
+        Ok(CudaEvent { event: RawEvent::record(&self.stream, false)? })
     }
 
-    fn iota(&self, buf: &mut CudaBuffer<u32>, start: u32) -> Result<()> {
-        self.iota_impl(buf, start)
+    fn wait_for(&self, event: &CudaEvent) -> Result<()> {
+        self.stream.bind()?;
+        // SAFETY: the event and the stream are alive and belong to the current context.
+        unsafe { cudarc::driver::sys::cuStreamWaitEvent(self.stream.raw(), event.event.event, 0) }
+            .result()
+            .during("cuStreamWaitEvent")
     }
 
-    fn sort_pairs(&self, keys: &mut CudaBuffer<u64>, values: &mut CudaBuffer<u32>, bits: Range<u32>) -> Result<()> {
-        self.sort_pairs_impl(keys, values, bits)
+    fn reserve(&self, reserve: &Reserve) -> Result<()> {
+        self.reserve_impl(reserve)
     }
 
-    fn exclusive_scan(&self, input: &CudaBuffer<u32>, output: &mut CudaBuffer<u32>) -> Result<()> {
-        self.exclusive_scan_impl(input, output)
+    fn record(&self, body: &mut dyn FnMut() -> Result<()>) -> Result<CudaRecording> {
+        self.record_impl(body)
     }
 
-    fn reduce<T: Element>(&self, input: &CudaBuffer<T>, op: ReduceOp, output: &mut CudaBuffer<T>) -> Result<()> {
-        self.reduce_impl(input, op, output)
+    fn replay(&self, recording: &CudaRecording) -> Result<()> {
+        self.replay_impl(recording)
     }
 
-    fn compact<T: Element>(
+    fn copy<'a, T: Storage>(
         &self,
-        input: &CudaBuffer<T>,
-        flags: &CudaBuffer<u32>,
-        output: &mut CudaBuffer<T>,
-        count: &mut CudaBuffer<u32>,
+        src: impl Into<ViewOf<'a, Self, T>>,
+        dst: impl Into<ViewMutOf<'a, Self, T>>,
     ) -> Result<()> {
-        self.compact_impl(input, flags, output, count)
+        let (src, dst) = (src.into(), dst.into());
+        check_len("copy destination", src.len(), dst.len())?;
+        self.copy_device(
+            (&dst.buffer().raw, byte_offset::<T>(dst.offset())),
+            (&src.buffer().raw, byte_offset::<T>(src.offset())),
+            src.len() * size_of::<T>(),
+        )
     }
 
-    fn gather<T: Element>(
+    fn fill<'a, T: Storage>(&self, dst: impl Into<ViewMutOf<'a, Self, T>>, value: T) -> Result<()> {
+        self.fill_impl(dst.into(), value)
+    }
+
+    fn iota<'a>(&self, dst: impl Into<ViewMutOf<'a, Self, u32>>, start: u32) -> Result<()> {
+        self.iota_impl(dst.into(), start)
+    }
+
+    fn gather<'a, T: Storage>(
         &self,
-        input: &CudaBuffer<T>,
-        indices: &CudaBuffer<u32>,
-        output: &mut CudaBuffer<T>,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        indices: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
     ) -> Result<()> {
-        self.gather_impl(input, indices, output)
+        self.gather_impl(input.into(), indices.into(), output.into())
     }
 
-    fn scatter<T: Element>(
+    fn scatter<'a, T: Storage>(
         &self,
-        input: &CudaBuffer<T>,
-        indices: &CudaBuffer<u32>,
-        output: &mut CudaBuffer<T>,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        indices: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
     ) -> Result<()> {
-        self.scatter_impl(input, indices, output)
+        self.scatter_impl(input.into(), indices.into(), output.into())
     }
 
-    fn sfc_keys<T: Real>(
+    fn sort_pairs<'a>(
         &self,
-        x: &CudaBuffer<T>,
-        y: &CudaBuffer<T>,
-        z: &CudaBuffer<T>,
+        keys: impl Into<ViewMutOf<'a, Self, u64>>,
+        values: impl Into<ViewMutOf<'a, Self, u32>>,
+        bits: Range<u32>,
+    ) -> Result<()> {
+        self.sort_pairs_impl(keys.into(), values.into(), bits)
+    }
+
+    fn lower_bound<'a, T: Element>(
+        &self,
+        sorted: impl Into<ViewOf<'a, Self, T>>,
+        queries: impl Into<ViewOf<'a, Self, T>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.bound_impl(sorted.into(), queries.into(), output.into(), false)
+    }
+
+    fn upper_bound<'a, T: Element>(
+        &self,
+        sorted: impl Into<ViewOf<'a, Self, T>>,
+        queries: impl Into<ViewOf<'a, Self, T>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.bound_impl(sorted.into(), queries.into(), output.into(), true)
+    }
+
+    fn segmented_top_k<'a, T: Element>(
+        &self,
+        keys: impl Into<ViewOf<'a, Self, T>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        k: u32,
+        order: Order,
+        indices: impl Into<ViewMutOf<'a, Self, u32>>,
+        top_keys: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
+        self.segmented_top_k_impl(keys.into(), offsets.into(), k, order, indices.into(), top_keys.into())
+    }
+
+    fn histogram<'a>(
+        &self,
+        values: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.histogram_impl(values.into(), output.into())
+    }
+
+    fn exclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.exclusive_scan_impl(input.into(), output.into())
+    }
+
+    fn exclusive_scan_counted<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        count: DeviceCount<'a, Self>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.exclusive_scan_counted_impl(input.into(), count, output.into())
+    }
+
+    fn inclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.inclusive_scan_impl(input.into(), output.into())
+    }
+
+    fn segmented_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        kind: ScanKind,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.segmented_scan_impl(input.into(), offsets.into(), kind, output.into())
+    }
+
+    fn reduce<'a, T: Element>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        op: ReduceOp,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
+        self.reduce_impl(input.into(), op, output.into())
+    }
+
+    fn segmented_reduce<'a, T: Element>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        offsets: impl Into<ViewOf<'a, Self, u32>>,
+        op: ReduceOp,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
+        self.segmented_reduce_impl(input.into(), offsets.into(), op, output.into())
+    }
+
+    fn compact<'a, T: Storage>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        flags: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+        count: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.compact_impl(input.into(), flags.into(), None, output.into(), count.into())
+    }
+
+    fn compact_counted<'a, T: Storage>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, T>>,
+        flags: impl Into<ViewOf<'a, Self, u32>>,
+        live: DeviceCount<'a, Self>,
+        output: impl Into<ViewMutOf<'a, Self, T>>,
+        count: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
+        self.compact_impl(input.into(), flags.into(), Some(live), output.into(), count.into())
+    }
+
+    fn sfc_keys<'a, T: Real>(
+        &self,
+        x: impl Into<ViewOf<'a, Self, T>>,
+        y: impl Into<ViewOf<'a, Self, T>>,
+        z: impl Into<ViewOf<'a, Self, T>>,
         mapper: &KeyMapper<T, u64>,
-        keys: &mut CudaBuffer<u64>,
+        keys: impl Into<ViewMutOf<'a, Self, u64>>,
     ) -> Result<()> {
-        self.sfc_keys_impl(x, y, z, mapper, keys)
+        self.sfc_keys_impl(x.into(), y.into(), z.into(), mapper, keys.into())
     }
 }

@@ -19,6 +19,7 @@ macro_rules! core_module {
                 include_str!(concat!("../../../kernels/core/", $name, ".cu"))
             ),
             wgsl: "",
+            defines: &[],
         }
     };
 }

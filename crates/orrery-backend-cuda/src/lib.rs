@@ -47,11 +47,15 @@ mod launch;
 mod module_cache;
 pub mod policy;
 mod primitives;
+mod record;
 mod scratch;
+mod stream;
 
 pub use buffer::{CudaBuffer, RawBuffer};
-pub use device::{CudaMarker, check_driver, check_nvrtc, device_count};
+pub use device::{check_driver, check_nvrtc, device_count};
 pub use executor::{CudaExecutor, DEVICE_ENV};
 pub use kernels::CORE_MODULES;
 pub use module_cache::{compile_module_to_cubin, compile_module_to_ptx, compile_to_ptx, disk_cache_dir, nvrtc_version};
 pub use policy::Policy;
+pub use record::CudaRecording;
+pub use stream::{CudaEvent, CudaMarker, CudaPending};

@@ -5,26 +5,31 @@
 //! never JIT-compiles PTX), with `--std=c++17` and the executor's [`Policy`] as `-D`
 //! defines. NVRTC optimises fully by default (ptxas `-O3`; NVRTC has no `-O3` option).
 //!
-//! - **In memory**, per executor: one loaded module per source and one function handle
-//!   per `(module, entry)`, so a launch costs two hash lookups.
+//! - **In memory**, per device context (shared by an executor and its forks): one loaded
+//!   module per source (keyed by name, the text's identity and the defines) and one
+//!   function handle per `(module, entry)` with the driver's parameter sizes, so a launch
+//!   costs two hash lookups. The source's [`KernelSource::defines`] are NVRTC `-D`
+//!   options after the policy's.
 //! - **On disk**, per user: the CUBIN under `ORRERY_KERNEL_CACHE`, else
 //!   `$XDG_CACHE_HOME/orrery`, else `~/.cache/orrery`, named by a 128-bit hash of the
-//!   source text, the NVRTC version, the architecture and every option. A second process
+//!   source text, the NVRTC version, the architecture and every option (defines included). A second process
 //!   loads it without compiling. The disk cache is best effort: a directory that cannot
 //!   be written, or a file that does not load, only costs a compilation.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, c_char, c_int};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result as dres;
-use cudarc::driver::sys::{CUfunction, CUmodule, CUresult};
+use cudarc::driver::sys::{self, CUfunction, CUmodule, CUresult};
 use cudarc::nvrtc::result as nres;
 use cudarc::nvrtc::sys as nsys;
+use orrery_core::gpu::{KernelSignature, ParamKind, check_cuda_signature, cuda_params};
 use orrery_core::{Error, KernelSource, Result};
 
-use crate::device::{Device, check_nvrtc};
+use crate::device::{Context, check_nvrtc};
 use crate::error::describe;
 use crate::policy::Policy;
 
@@ -144,7 +149,8 @@ pub fn compile_to_ptx(source: &str, arch: &str) -> Result<String> {
 /// # Errors
 /// As [`compile_to_ptx`].
 pub fn compile_module_to_ptx(source: &KernelSource, arch: &str) -> Result<String> {
-    let options = compile_options(arch, &Policy::default());
+    let mut options = compile_options(arch, &Policy::default());
+    options.extend(source.cuda_options());
     let ptx = nvrtc_compile(source.name, source.cuda, &options, Output::Ptx, arch)?;
     Ok(String::from_utf8_lossy(&ptx).trim_end_matches('\0').to_owned())
 }
@@ -156,7 +162,8 @@ pub fn compile_module_to_ptx(source: &KernelSource, arch: &str) -> Result<String
 /// # Errors
 /// As [`compile_to_ptx`].
 pub fn compile_module_to_cubin(source: &KernelSource, arch: &str) -> Result<Vec<u8>> {
-    let options = compile_options(arch, &Policy::default());
+    let mut options = compile_options(arch, &Policy::default());
+    options.extend(source.cuda_options());
     nvrtc_compile(source.name, source.cuda, &options, Output::Cubin, arch)
 }
 
@@ -213,57 +220,96 @@ fn write_atomically(path: &Path, bytes: &[u8]) {
     }
 }
 
-/// A module loaded into the executor's context, with its function handles.
+/// A module loaded into the device's context, with its function handles.
 struct LoadedModule {
     handle: CUmodule,
-    functions: Mutex<HashMap<String, CUfunction>>,
-    device: Arc<Device>,
+    functions: Mutex<HashMap<String, Arc<Function>>>,
+    ctx: Arc<Context>,
 }
 
 // SAFETY: CUmodule and CUfunction are handles valid in any thread that has their context
-// current (`Device::bind` before every use); the map is behind a mutex.
+// current (`Context::bind` before every use); the map is behind a mutex.
 unsafe impl Send for LoadedModule {}
 // SAFETY: as above.
 unsafe impl Sync for LoadedModule {}
 
 impl Drop for LoadedModule {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
-            // SAFETY: the module is owned here and unloaded once; the executor holding this
-            // cache has synchronised its stream before dropping it (no kernel still runs).
+        if self.ctx.bind().is_ok() {
+            // SAFETY: the module is owned here and unloaded once; every executor sharing
+            // this cache has synchronised its stream before dropping it (no kernel runs).
             let _ = unsafe { dres::module::unload(self.handle) };
         }
     }
 }
 
-/// Identity of a kernel source: the address and length of its static CUDA text.
-type SourceId = (usize, usize);
-
-fn source_id(source: &KernelSource) -> SourceId {
-    (source.cuda.as_ptr() as usize, source.cuda.len())
+/// Identity of a kernel source: its name, the address and length of its static CUDA
+/// text, and its defines ([`KernelSource::define_key`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct SourceKey {
+    name: &'static str,
+    text: (usize, usize),
+    defines: String,
 }
 
-/// A handle to one kernel entry point.
-#[derive(Clone, Copy)]
-pub(crate) struct Function(pub(crate) CUfunction);
+pub(crate) fn source_key(source: &KernelSource) -> SourceKey {
+    SourceKey {
+        name: source.name,
+        text: (source.cuda.as_ptr() as usize, source.cuda.len()),
+        defines: if source.defines.is_empty() { String::new() } else { source.define_key() },
+    }
+}
+
+/// One kernel entry point: its handle, its parameter sizes as the driver reports them
+/// (`cuFuncGetParamInfo`), and the dynamic shared memory it was last allowed.
+pub(crate) struct Function {
+    pub(crate) handle: CUfunction,
+    /// Size in bytes of each parameter, in order.
+    pub(crate) param_sizes: Vec<usize>,
+    /// Largest `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` set so far.
+    pub(crate) dynamic_shared: AtomicU32,
+}
 
 // SAFETY: a CUfunction is an immutable handle, usable from any thread with its context
 // current.
 unsafe impl Send for Function {}
+// SAFETY: as above; the mutable part is an atomic.
+unsafe impl Sync for Function {}
 
-/// Per-executor cache of compiled modules and function handles.
+/// The parameter sizes of `f`, by asking `cuFuncGetParamInfo` for index 0, 1, ... until
+/// the driver answers `CUDA_ERROR_INVALID_VALUE` (past the last parameter).
+fn param_sizes(f: CUfunction) -> Result<Vec<usize>> {
+    let mut sizes = Vec::new();
+    // CUDA limits kernel parameters to 32764 bytes, so at most that many parameters.
+    for index in 0..32_768usize {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `f` is a live function of the current context; both pointers are valid
+        // for one write.
+        let r = unsafe { sys::cuFuncGetParamInfo(f, index, &raw mut offset, &raw mut size) };
+        match r {
+            CUresult::CUDA_SUCCESS => sizes.push(size),
+            CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(sizes),
+            other => return Err(crate::error::device_error("cuFuncGetParamInfo", cudarc::driver::DriverError(other))),
+        }
+    }
+    Ok(sizes)
+}
+
+/// The compiled modules of one device, shared by an executor and its forks.
 pub(crate) struct ModuleCache {
-    device: Arc<Device>,
+    ctx: Arc<Context>,
     options: Vec<String>,
     arch: String,
     nvrtc: (i32, i32),
     dir: Option<PathBuf>,
-    modules: Mutex<HashMap<SourceId, Arc<LoadedModule>>>,
+    modules: Mutex<HashMap<SourceKey, Arc<LoadedModule>>>,
+    /// Declarations already checked: (signature address, module).
+    checked: Mutex<HashSet<(usize, SourceKey)>>,
 }
 
 impl ModuleCache {
-    pub(crate) fn new(device: Arc<Device>, policy: &Policy) -> Result<Self> {
-        let (major, minor) = device.compute_capability;
+    pub(crate) fn new(ctx: Arc<Context>, policy: &Policy) -> Result<Self> {
+        let (major, minor) = ctx.compute_capability;
         let arch = format!("sm_{major}{minor}");
         Ok(Self {
             options: compile_options(&arch, policy),
@@ -271,7 +317,8 @@ impl ModuleCache {
             nvrtc: nvrtc_version()?,
             dir: disk_cache_dir(),
             modules: Mutex::new(HashMap::new()),
-            device,
+            checked: Mutex::new(HashSet::new()),
+            ctx,
         })
     }
 
@@ -288,16 +335,17 @@ impl ModuleCache {
 
     /// Compiles (or fetches from disk) and loads `source`.
     fn load(&self, source: &KernelSource) -> Result<Arc<LoadedModule>> {
-        self.device.bind()?;
-        let path =
-            self.dir.as_ref().map(|d| d.join(cache_file_name(source.name, source.cuda, self.nvrtc, &self.options)));
+        self.ctx.bind()?;
+        let mut options = self.options.clone();
+        options.extend(source.cuda_options());
+        let path = self.dir.as_ref().map(|d| d.join(cache_file_name(source.name, source.cuda, self.nvrtc, &options)));
         if let Some(path) = &path
             && let Ok(bytes) = std::fs::read(path)
             && let Ok(handle) = Self::load_image(&bytes)
         {
             return Ok(self.wrap(handle));
         }
-        let cubin = nvrtc_compile(source.name, source.cuda, &self.options, Output::Cubin, &self.arch)?;
+        let cubin = nvrtc_compile(source.name, source.cuda, &options, Output::Cubin, &self.arch)?;
         let handle = Self::load_image(&cubin).map_err(|e| Error::KernelCompile {
             module: source.name.to_owned(),
             target: self.arch.clone(),
@@ -310,17 +358,17 @@ impl ModuleCache {
     }
 
     fn wrap(&self, handle: CUmodule) -> Arc<LoadedModule> {
-        Arc::new(LoadedModule { handle, functions: Mutex::new(HashMap::new()), device: Arc::clone(&self.device) })
+        Arc::new(LoadedModule { handle, functions: Mutex::new(HashMap::new()), ctx: Arc::clone(&self.ctx) })
     }
 
     fn module(&self, source: &KernelSource) -> Result<Arc<LoadedModule>> {
-        let id = source_id(source);
+        let key = source_key(source);
         let mut modules = self.modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(m) = modules.get(&id) {
+        if let Some(m) = modules.get(&key) {
             return Ok(Arc::clone(m));
         }
         let m = self.load(source)?;
-        modules.insert(id, Arc::clone(&m));
+        modules.insert(key, Arc::clone(&m));
         Ok(m)
     }
 
@@ -329,20 +377,20 @@ impl ModuleCache {
         self.module(source).map(|_| ())
     }
 
-    /// The handle of `entry` in `source` (compiling and loading on first use).
-    pub(crate) fn function(&self, source: &KernelSource, entry: &str) -> Result<Function> {
+    /// The entry point `entry` of `source` (compiling and loading on first use).
+    pub(crate) fn function(&self, source: &KernelSource, entry: &str) -> Result<Arc<Function>> {
         let module = self.module(source)?;
         let mut functions = module.functions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&f) = functions.get(entry) {
-            return Ok(Function(f));
+        if let Some(f) = functions.get(entry) {
+            return Ok(Arc::clone(f));
         }
         let name = CString::new(entry).map_err(|_| Error::InvalidArgument {
             what: "kernel entry",
             reason: format!("{entry:?} contains a NUL byte"),
         })?;
-        self.device.bind()?;
+        self.ctx.bind()?;
         // SAFETY: the module is loaded in the current context and `name` is a valid C string.
-        let f = unsafe { dres::module::get_function(module.handle, name) }.map_err(|e| {
+        let handle = unsafe { dres::module::get_function(module.handle, name) }.map_err(|e| {
             if e.0 == CUresult::CUDA_ERROR_NOT_FOUND {
                 Error::InvalidArgument {
                     what: "kernel entry",
@@ -355,8 +403,50 @@ impl ModuleCache {
                 crate::error::device_error("cuModuleGetFunction", e)
             }
         })?;
-        functions.insert(entry.to_owned(), f);
-        Ok(Function(f))
+        let f = Arc::new(Function { handle, param_sizes: param_sizes(handle)?, dynamic_shared: AtomicU32::new(0) });
+        functions.insert(entry.to_owned(), Arc::clone(&f));
+        Ok(f)
+    }
+
+    /// Checks a typed declaration against `source` once: its own order, the CUDA text's
+    /// parameter list ([`cuda_params`] + [`check_cuda_signature`]) and the driver's
+    /// parameter count and sizes. Later calls are one set lookup.
+    pub(crate) fn check_signature(&self, source: &KernelSource, signature: &'static KernelSignature) -> Result<()> {
+        let key = (std::ptr::from_ref(signature) as usize, source_key(source));
+        if self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&key) {
+            return Ok(());
+        }
+        signature.check_order(source.name)?;
+        if let Some(params) = cuda_params(source.cuda, signature.entry) {
+            check_cuda_signature(source.name, &params, signature)?;
+        }
+        let f = self.function(source, signature.entry)?;
+        let err = |reason: String| Error::KernelSignature {
+            module: source.name.to_owned(),
+            entry: signature.entry.to_owned(),
+            reason,
+        };
+        if f.param_sizes.len() != signature.params.len() {
+            return Err(err(format!(
+                "declared with {} parameter(s), the compiled entry point has {}",
+                signature.params.len(),
+                f.param_sizes.len()
+            )));
+        }
+        for (i, (p, &size)) in signature.params.iter().zip(&f.param_sizes).enumerate() {
+            let want = match p.kind {
+                ParamKind::Read { .. } | ParamKind::Write { .. } => 8,
+                ParamKind::Scalar(ty) => ty.size(),
+            };
+            if want != size {
+                return Err(err(format!(
+                    "parameter {i} ({}) takes {want} bytes as declared, the compiled entry point {size}",
+                    p.name
+                )));
+            }
+        }
+        self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key);
+        Ok(())
     }
 }
 

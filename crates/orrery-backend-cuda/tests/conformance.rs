@@ -533,22 +533,19 @@ fn missing_device_ordinal_is_unavailable_not_a_panic() {
 
 // ---- GpuExecutor ---------------------------------------------------------------------------
 
-const SAXPY: KernelSource = KernelSource {
-    name: "test/saxpy",
-    cuda: r#"
+const SAXPY: KernelSource = KernelSource::new(
+    "test/saxpy",
+    r#"
 extern "C" __global__ void saxpy(const float* x, float* y, float a, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = a * x[i] + y[i];
 }
 "#,
-    wgsl: "",
-};
+    "",
+);
 
-const BROKEN: KernelSource = KernelSource {
-    name: "test/broken",
-    cuda: r#"extern "C" __global__ void broken(float* x) { x[0] = undeclared_name; }"#,
-    wgsl: "",
-};
+const BROKEN: KernelSource =
+    KernelSource::new("test/broken", r#"extern "C" __global__ void broken(float* x) { x[0] = undeclared_name; }"#, "");
 
 #[test]
 fn user_kernels_launch_through_gpu_executor() {

@@ -1,6 +1,10 @@
 //! The data-parallel primitives of [`orrery_core::Executor`] on CUDA: host-side
 //! dispatch (argument checks, grid sizes, scratch, the sequence of launches) over the
 //! kernels of `kernels/core/`. One file per primitive family, named like its kernel file.
+//!
+//! The `*_impl` functions take views by value, as the trait does: a `ViewMut` is the
+//! exclusive borrow of its buffer for the call, whether or not the body moves it.
+#![allow(clippy::needless_pass_by_value)]
 
 mod histogram;
 mod movement;
@@ -10,6 +14,8 @@ mod search;
 mod segmented;
 mod sfc;
 mod sort;
+
+pub(crate) use reduce::reduce_partial_bytes;
 
 use orrery_core::{Error, Result};
 

@@ -6,13 +6,13 @@
 //! reduction tile, so results are identical run to run.
 
 use orrery_core::executor::check_len;
-use orrery_core::{DType, DeviceBuffer, Element, ReduceOp, Result};
+use orrery_core::{DType, Element, ReduceOp, Result, ViewMutOf, ViewOf};
 
 use super::blocks;
 use crate::CudaExecutor;
-use crate::buffer::CudaBuffer;
 use crate::kernels::REDUCE;
 use crate::launch::Arg;
+use crate::policy::Policy;
 
 /// The kernel entry of a reduction.
 fn entry(op: ReduceOp, dtype: DType) -> &'static str {
@@ -35,12 +35,35 @@ fn entry(op: ReduceOp, dtype: DType) -> &'static str {
     }
 }
 
+/// Partial-result levels of a reduction of `n` elements of `size` bytes: (m1, m2), the
+/// lengths of the first two levels (0 when one launch suffices).
+fn levels(policy: &Policy, n: usize, size: usize) -> (usize, usize) {
+    let tile = policy.reduce_tile(size as u32) as usize;
+    if n <= tile {
+        return (0, 0);
+    }
+    let m1 = n.div_ceil(tile);
+    (m1, m1.div_ceil(tile))
+}
+
+/// Scratch bytes a reduction of up to `n` elements of any type needs.
+pub(crate) fn reduce_partial_bytes(policy: &Policy, n: usize) -> usize {
+    [4usize, 8]
+        .iter()
+        .map(|&size| {
+            let (m1, m2) = levels(policy, n, size);
+            (m1 + m2) * size
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 impl CudaExecutor {
     pub(crate) fn reduce_impl<T: Element>(
         &self,
-        input: &CudaBuffer<T>,
+        input: ViewOf<'_, Self, T>,
         op: ReduceOp,
-        output: &mut CudaBuffer<T>,
+        output: ViewMutOf<'_, Self, T>,
     ) -> Result<()> {
         check_len("reduction output", 1, output.len())?;
         let entry = entry(op, T::DTYPE);
@@ -48,19 +71,18 @@ impl CudaExecutor {
         let tile = self.policy.reduce_tile(size as u32);
         let threads = self.policy.reduce_threads;
         let n = input.len();
-        if n <= tile as usize {
+        let (m1, m2) = levels(&self.policy, n, size);
+        if m1 == 0 {
             return self.launch_entry(
                 &REDUCE,
                 entry,
                 1,
                 threads,
-                &[Arg::buf(input), Arg::buf(output), Arg::U64(n as u64)],
+                &[Arg::view(input), Arg::view_mut(&output), Arg::U64(n as u64)],
             );
         }
         // Level sizes: n -> m1 = ceil(n / tile) -> m2 -> ... -> 1. Partials alternate
         // between two regions of the scratch: A holds m1 values, B the next level.
-        let m1 = n.div_ceil(tile as usize);
-        let m2 = m1.div_ceil(tile as usize);
         let mut scratch = self.scratch();
         let a = scratch.reduce((m1 + m2) * size)?;
         let b = a + (m1 * size) as u64;
@@ -69,7 +91,7 @@ impl CudaExecutor {
             entry,
             blocks(n, tile),
             threads,
-            &[Arg::buf(input), Arg::Ptr(a), Arg::U64(n as u64)],
+            &[Arg::view(input), Arg::Ptr(a), Arg::U64(n as u64)],
         )?;
         let (mut cur, mut next, mut len) = (a, b, m1);
         while len > tile as usize {
@@ -83,6 +105,6 @@ impl CudaExecutor {
             len = len.div_ceil(tile as usize);
             std::mem::swap(&mut cur, &mut next);
         }
-        self.launch_entry(&REDUCE, entry, 1, threads, &[Arg::Ptr(cur), Arg::buf(output), Arg::U64(len as u64)])
+        self.launch_entry(&REDUCE, entry, 1, threads, &[Arg::Ptr(cur), Arg::view_mut(&output), Arg::U64(len as u64)])
     }
 }

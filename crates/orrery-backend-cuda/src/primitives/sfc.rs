@@ -7,22 +7,21 @@
 
 use orrery_core::executor::check_sfc_keys;
 use orrery_core::sfc::{Curve, KeyMapper};
-use orrery_core::{DType, DeviceBuffer, Real, Result};
+use orrery_core::{DType, Real, Result, ViewMutOf, ViewOf};
 
 use super::blocks;
 use crate::CudaExecutor;
-use crate::buffer::CudaBuffer;
 use crate::kernels::SFC;
 use crate::launch::Arg;
 
 impl CudaExecutor {
     pub(crate) fn sfc_keys_impl<T: Real>(
         &self,
-        x: &CudaBuffer<T>,
-        y: &CudaBuffer<T>,
-        z: &CudaBuffer<T>,
+        x: ViewOf<'_, Self, T>,
+        y: ViewOf<'_, Self, T>,
+        z: ViewOf<'_, Self, T>,
         mapper: &KeyMapper<T, u64>,
-        keys: &mut CudaBuffer<u64>,
+        keys: ViewMutOf<'_, Self, u64>,
     ) -> Result<()> {
         let n = x.len();
         check_sfc_keys(n, y.len(), z.len(), keys.len())?;
@@ -46,17 +45,17 @@ impl CudaExecutor {
         let lo = mapper.bbox().min();
         let s = mapper.scale();
         let p = self.policy;
-        let grid = blocks(n, p.sfc_threads * p.sfc_items).min(self.device.sm_count * p.sfc_blocks_per_sm).max(1);
+        let grid = blocks(n, p.sfc_threads * p.sfc_items).min(self.ctx.sm_count * p.sfc_blocks_per_sm).max(1);
         self.launch_entry(
             &SFC,
             entry,
             grid,
             p.sfc_threads,
             &[
-                Arg::buf(x),
-                Arg::buf(y),
-                Arg::buf(z),
-                Arg::buf(keys),
+                Arg::view(x),
+                Arg::view(y),
+                Arg::view(z),
+                Arg::view_mut(&keys),
                 Arg::U64(n as u64),
                 scalar(lo.x),
                 scalar(lo.y),

@@ -25,14 +25,14 @@ pub fn sizes() -> Vec<usize> {
 }
 
 /// The executor shared by the tests of one binary, or `None` after printing
-/// "skipped: <reason>" (a failure instead with `ORRERY_REQUIRE_CUDA=1`).
+/// "skipped: <reason>" on stderr (a failure instead with `ORRERY_REQUIRE_CUDA=1`).
 pub fn device() -> Option<&'static CudaExecutor> {
     static EXEC: OnceLock<Result<CudaExecutor, String>> = OnceLock::new();
     match EXEC.get_or_init(|| CudaExecutor::from_env().map_err(|e| e.to_string())) {
         Ok(e) => Some(e),
         Err(reason) => {
             assert!(!cuda_required(), "ORRERY_REQUIRE_CUDA=1 but CUDA is unavailable: {reason}");
-            println!("skipped: {reason}");
+            eprintln!("skipped: {reason}");
             None
         }
     }
