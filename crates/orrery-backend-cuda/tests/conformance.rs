@@ -581,3 +581,478 @@ fn kernel_that_fails_to_compile_reports_nvrtc_log() {
         other => panic!("expected a compile error, got {other:?}"),
     }
 }
+
+// ---- v2: views, any-width elements, counted and inclusive scans -----------------------------
+
+/// A 12-byte element: moves through the word kernels.
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Body {
+    w: [u32; 3],
+}
+
+/// A 40-byte element: more than 8 words, so `fill` takes two word launches.
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Wide {
+    w: [u32; 10],
+}
+
+fn random_bodies(r: &mut rand_chacha::ChaCha8Rng, n: usize) -> Vec<Body> {
+    (0..n).map(|_| Body { w: [r.random(), r.random(), r.random()] }).collect()
+}
+
+fn compact_all_on<E: Executor, T: orrery_core::Storage>(e: &E, input: &[T], flags: &[u32]) -> (Vec<T>, u32) {
+    let (inp, fl) = (e.upload(input).unwrap(), e.upload(flags).unwrap());
+    let mut out = e.upload(input).unwrap();
+    let mut count = e.upload(&[u32::MAX]).unwrap();
+    e.compact(&inp, &fl, &mut out, &mut count).unwrap();
+    let c = e.download(&count).unwrap()[0];
+    let mut all = e.download(&out).unwrap();
+    all.truncate(c as usize);
+    (all, c)
+}
+
+#[test]
+fn twelve_and_forty_byte_elements_gather_scatter_fill_and_compact_like_the_cpu() {
+    let gpu = cuda_or_skip!();
+    let cpu = cpu();
+    for n in common::sizes() {
+        let mut r = common::rng(80, n);
+        let bodies = random_bodies(&mut r, n);
+        let mut perm: Vec<u32> = (0..n as u32).collect();
+        perm.shuffle(&mut r);
+        let run = |e: &dyn Fn() -> (Vec<Body>, Vec<Body>)| e();
+        let on = |e: &CudaExecutor| {
+            let (inp, idx) = (e.upload(&bodies).unwrap(), e.upload(&perm).unwrap());
+            let mut g = e.upload(&bodies).unwrap();
+            e.gather(&inp, &idx, &mut g).unwrap();
+            let mut s = e.upload(&bodies).unwrap();
+            e.scatter(&inp, &idx, &mut s).unwrap();
+            (e.download(&g).unwrap(), e.download(&s).unwrap())
+        };
+        let (inp, idx) = (cpu.upload(&bodies).unwrap(), cpu.upload(&perm).unwrap());
+        let mut g = cpu.upload(&bodies).unwrap();
+        cpu.gather(&inp, &idx, &mut g).unwrap();
+        let mut s = cpu.upload(&bodies).unwrap();
+        cpu.scatter(&inp, &idx, &mut s).unwrap();
+        let want = (cpu.download(&g).unwrap(), cpu.download(&s).unwrap());
+        assert!(run(&|| on(gpu)) == want, "gather / scatter of {n} 12-byte elements");
+
+        let flags: Vec<u32> = (0..n).map(|_| u32::from(r.random_bool(0.4))).collect();
+        assert!(
+            compact_all_on(gpu, &bodies, &flags) == compact_all_on(&cpu, &bodies, &flags),
+            "compaction of {n} bodies"
+        );
+
+        let mut f = gpu.alloc::<Body>(n).unwrap();
+        gpu.fill(&mut f, Body { w: [1, 2, 3] }).unwrap();
+        assert!(gpu.download(&f).unwrap().iter().all(|b| b.w == [1, 2, 3]), "fill of {n} bodies");
+        let wide = Wide { w: [9, 8, 7, 6, 5, 4, 3, 2, 1, 0] };
+        let mut fw = gpu.alloc::<Wide>(n).unwrap();
+        gpu.fill(&mut fw, wide).unwrap();
+        assert!(gpu.download(&fw).unwrap().iter().all(|b| *b == wide), "fill of {n} 40-byte elements");
+    }
+}
+
+#[test]
+fn out_of_bounds_indices_never_fault() {
+    let gpu = cuda_or_skip!();
+    let input = gpu.upload(&[5u64, 6, 7]).unwrap();
+    let idx = gpu.upload(&[0u32, 3, u32::MAX, 2]).unwrap();
+    let mut out = gpu.upload(&[1u64; 4]).unwrap();
+    gpu.gather(&input, &idx, &mut out).unwrap();
+    let got = gpu.download(&out).unwrap();
+    assert_eq!((got[0], got[3]), (5, 7));
+    let src = gpu.upload(&[1u64, 2, 3, 4]).unwrap();
+    let mut dst = gpu.upload(&[0u64; 3]).unwrap();
+    gpu.scatter(&src, &idx, &mut dst).unwrap();
+    assert_eq!(gpu.download(&dst).unwrap(), vec![1, 0, 4]);
+}
+
+#[test]
+fn primitives_on_views_at_odd_offsets_match_the_cpu() {
+    use orrery_core::Slice;
+    let gpu = cuda_or_skip!();
+    let cpu = cpu();
+    for n in common::sizes() {
+        let mut r = common::rng(81, n);
+        let pad = 3usize;
+        let data: Vec<u32> = (0..n + 2 * pad).map(|_| r.random_range(0..1000)).collect();
+        let keys: Vec<u64> = (0..n + 2 * pad).map(|_| r.random()).collect();
+        let flags: Vec<u32> = (0..n + 2 * pad).map(|_| u32::from(r.random_bool(0.5))).collect();
+        let f64s: Vec<f64> = (0..n + 2 * pad).map(|_| r.random_range(-1.0..1.0)).collect();
+        macro_rules! on {
+            ($e:expr) => {{
+                let e = $e;
+                let d = e.upload(&data).unwrap();
+                let fl = e.upload(&flags).unwrap();
+                let mut scan = e.upload(&vec![7u32; n + 2 * pad + 1]).unwrap();
+                e.exclusive_scan(d.slice(pad..pad + n).unwrap(), scan.slice_mut(1..n + 2).unwrap()).unwrap();
+                let mut incl = e.upload(&vec![7u32; n + 2 * pad]).unwrap();
+                e.inclusive_scan(d.slice(pad..pad + n).unwrap(), incl.slice_mut(pad - 1..pad - 1 + n).unwrap()).unwrap();
+                let mut k = e.upload(&keys).unwrap();
+                let mut v = e.upload(&data).unwrap();
+                e.sort_pairs(k.slice_mut(pad..pad + n).unwrap(), v.slice_mut(1..1 + n).unwrap(), 0..64).unwrap();
+                let mut out = e.upload(&data).unwrap();
+                let mut count = e.upload(&[0u32, 0, 0]).unwrap();
+                e.compact(
+                    d.slice(pad..pad + n).unwrap(),
+                    fl.slice(1..1 + n).unwrap(),
+                    out.slice_mut(pad..pad + n).unwrap(),
+                    count.slice_mut(1..2).unwrap(),
+                )
+                .unwrap();
+                let x = e.upload(&f64s).unwrap();
+                let mut sum = e.upload(&[0.0f64; 3]).unwrap();
+                e.reduce(x.slice(1..1 + n).unwrap(), ReduceOp::Max, sum.slice_mut(2..3).unwrap()).unwrap();
+                let mut filled = e.upload(&keys).unwrap();
+                e.fill(filled.slice_mut(pad..pad + n).unwrap(), 42u64).unwrap();
+                (
+                    e.download(&scan).unwrap(),
+                    e.download(&incl).unwrap(),
+                    e.download(&k).unwrap(),
+                    e.download(&v).unwrap(),
+                    e.download(&count).unwrap(),
+                    e.download(&out).unwrap()[pad..pad + e.download(&count).unwrap()[1] as usize].to_vec(),
+                    e.download(&sum).unwrap(),
+                    e.download(&filled).unwrap(),
+                )
+            }};
+        }
+        let (g, c) = (on!(gpu), on!(&cpu));
+        assert!(g.0 == c.0, "exclusive scan of a view of {n}");
+        assert!(g.1 == c.1, "inclusive scan of a view of {n}");
+        assert!(g.2 == c.2 && g.3 == c.3, "sort of views of {n}");
+        assert!(g.4 == c.4 && g.5 == c.5, "compaction of views of {n}");
+        assert!(bytemuck::cast_slice::<f64, u8>(&g.6) == bytemuck::cast_slice::<f64, u8>(&c.6), "max of a view of {n}");
+        assert!(g.7 == c.7, "fill of a view of {n}");
+    }
+}
+
+#[test]
+fn counted_scans_and_compactions_read_the_count_on_the_device() {
+    use orrery_core::DeviceCount;
+    let gpu = cuda_or_skip!();
+    let cpu = cpu();
+    for n in common::sizes() {
+        let mut r = common::rng(82, n);
+        let input: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        let flags: Vec<u32> = (0..n).map(|_| u32::from(r.random_bool(0.3))).collect();
+        for live in [0, n / 2, n, n + 5, u32::MAX as usize] {
+            macro_rules! on {
+                ($e:expr) => {{
+                    let e = $e;
+                    let slot = e.upload(&[u32::try_from(live).unwrap_or(u32::MAX)]).unwrap();
+                    let count = DeviceCount::new(&slot, n).unwrap();
+                    let inp = e.upload(&input).unwrap();
+                    let fl = e.upload(&flags).unwrap();
+                    let mut out = e.upload(&vec![0xdead_beefu32; n + 1]).unwrap();
+                    e.exclusive_scan_counted(&inp, count, &mut out).unwrap();
+                    let mut comp = e.upload(&input).unwrap();
+                    let mut c = e.upload(&[u32::MAX]).unwrap();
+                    e.compact_counted(&inp, &fl, count, &mut comp, &mut c).unwrap();
+                    let c0 = e.download(&c).unwrap()[0];
+                    (e.download(&out).unwrap(), c0, e.download(&comp).unwrap()[..c0 as usize].to_vec())
+                }};
+            }
+            assert!(on!(gpu) == on!(&cpu), "counted scan / compaction of {n} with live {live}");
+        }
+        let mut want = cpu.alloc::<u32>(n).unwrap();
+        cpu.inclusive_scan(&cpu.upload(&input).unwrap(), &mut want).unwrap();
+        let mut got = gpu.alloc::<u32>(n).unwrap();
+        gpu.inclusive_scan(&gpu.upload(&input).unwrap(), &mut got).unwrap();
+        assert!(gpu.download(&got).unwrap() == cpu.download(&want).unwrap(), "inclusive scan of {n}");
+    }
+}
+
+#[test]
+fn many_scans_in_a_row_keep_the_device_epochs_consistent() {
+    // Alternating large and small scans and sorts on one executor: every launch draws
+    // its epoch on the device and the status words of bigger earlier launches must never
+    // be mistaken for current ones.
+    let gpu = cuda_or_skip!();
+    let cpu = cpu();
+    for round in 0..40usize {
+        let n = if round % 3 == 0 { 300_001 } else { 1 + round * 977 };
+        let mut r = common::rng(83 + round as u64, n);
+        let input: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        assert!(scan_on(gpu, &input) == scan_on(&cpu, &input), "round {round}: scan of {n}");
+        if round % 5 == 0 {
+            let keys: Vec<u64> = (0..n).map(|_| r.random()).collect();
+            assert!(sort_on(gpu, &keys, &input, 0..64) == sort_on(&cpu, &keys, &input, 0..64), "round {round}: sort");
+        }
+    }
+}
+
+// ---- v2: limits, status reads, forks -------------------------------------------------------
+
+#[test]
+fn limits_come_from_the_device() {
+    let gpu = cuda_or_skip!();
+    let l = gpu.limits();
+    assert_eq!(l.subgroup_size, Some(32));
+    assert!(l.max_threads_per_block >= 1024 && l.max_shared_bytes_per_block >= 48 * 1024);
+    assert_eq!(l.compute_units, gpu.sm_count());
+    assert!(l.replay && l.f64 && l.view_alignment == 1 && l.max_blocks >= 65535);
+}
+
+#[test]
+fn read_async_returns_the_values_after_the_work_before_it() {
+    use orrery_core::Slice;
+    let gpu = cuda_or_skip!();
+    let input = gpu.upload(&vec![1u32; 100_000]).unwrap();
+    let mut out = gpu.alloc::<u32>(100_001).unwrap();
+    gpu.exclusive_scan(&input, &mut out).unwrap();
+    let total = gpu.read_async(out.slice(100_000..100_001).unwrap()).unwrap();
+    let head = gpu.read_async(out.slice(0..3).unwrap()).unwrap();
+    let empty = gpu.read_async(out.slice(5..5).unwrap()).unwrap();
+    // Work enqueued after the reads does not change what they return.
+    gpu.fill(&mut out, 9).unwrap();
+    assert_eq!(gpu.wait(total).unwrap(), vec![100_000]);
+    assert_eq!(gpu.wait(head).unwrap(), vec![0, 1, 2]);
+    assert!(gpu.wait(empty).unwrap().is_empty());
+    // A pending read dropped unwaited is harmless.
+    drop(gpu.read_async(&out).unwrap());
+    assert!(gpu.download(&out).unwrap().iter().all(|&v| v == 9));
+}
+
+#[test]
+fn forks_run_on_their_own_stream_ordered_by_events() {
+    let gpu = cuda_or_skip!();
+    let cpu = cpu();
+    let fork = gpu.fork().unwrap();
+    let n = 500_000;
+    let mut r = common::rng(84, n);
+    let input: Vec<u32> = (0..n).map(|_| r.random_range(0..10)).collect();
+    let inp = gpu.upload(&input).unwrap();
+    let mut a = gpu.alloc::<u32>(n + 1).unwrap();
+    gpu.exclusive_scan(&inp, &mut a).unwrap();
+    let done = gpu.signal().unwrap();
+    // The fork scans the main stream's result (with its own scratch), after the event.
+    fork.wait_for(&done).unwrap();
+    let mut b = fork.alloc::<u32>(n + 2).unwrap();
+    fork.exclusive_scan(&a, &mut b).unwrap();
+    let back = fork.signal().unwrap();
+    gpu.wait_for(&back).unwrap();
+    let mut sum = gpu.alloc::<u32>(1).unwrap();
+    gpu.reduce(&b, ReduceOp::Max, &mut sum).unwrap();
+    let want_a = scan_on(&cpu, &input);
+    let want_b = scan_on(&cpu, &want_a);
+    assert!(gpu.download(&sum).unwrap()[0] == *want_b.iter().max().unwrap());
+    fork.synchronize().unwrap();
+    assert!(fork.download(&b).unwrap() == want_b);
+}
+
+// ---- v2: typed kernels, argument checks, indirect launches ---------------------------------
+
+const LIVE: KernelSource = KernelSource::new(
+    "test/live",
+    r#"
+typedef unsigned int u32;
+// dst[i] = src[i] * 2 + 1 for i < *count; launched indirectly (args[3] blocks of 256).
+extern "C" __global__ void double_live(const u32* src, const u32* count, const u32* args, u32* dst) {
+    if (blockIdx.x >= args[3]) return;
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < *count) dst[i] = src[i] * 2u + 1u;
+}
+extern "C" __global__ void scale_by(const float* x, float* y, float a, u32 n) {
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = SCALE_BIAS + a * x[i];
+}
+"#,
+    "",
+)
+.with_defines(&[orrery_core::Define { name: "SCALE_BIAS", value: "0.5f" }]);
+
+mod typed {
+    use super::LIVE;
+    orrery_core::kernels! {
+        module = LIVE;
+        /// As declared in the source.
+        pub fn scale_by(read x: f32, write y: f32, scalar a: f32, scalar n: u32);
+    }
+    pub mod wrong {
+        use super::LIVE;
+        orrery_core::kernels! {
+            module = LIVE;
+            /// Declares `a` as an integer: the check must refuse it.
+            pub fn scale_by(read x: f32, write y: f32, scalar a: u32, scalar n: u32);
+        }
+    }
+}
+
+#[test]
+fn typed_kernels_are_checked_and_defines_reach_nvrtc() {
+    use orrery_core::gpu::LaunchConfig;
+    let gpu = cuda_or_skip!();
+    let x = gpu.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut y = gpu.alloc::<f32>(3).unwrap();
+    typed::scale_by(gpu, &LaunchConfig::per_item(3, 64), &x, &mut y, 2.0, 3).unwrap();
+    assert_eq!(gpu.download(&y).unwrap(), vec![2.5, 4.5, 6.5]);
+    assert!(matches!(
+        typed::wrong::scale_by(gpu, &LaunchConfig::per_item(3, 64), &x, &mut y, 2, 3),
+        Err(Error::KernelSignature { .. })
+    ));
+    // The untyped launch checks the argument count and sizes against the driver.
+    let few = [buf::<CudaExecutor, f32>(&x), buf::<CudaExecutor, f32>(&y)];
+    assert!(matches!(gpu.launch(&LIVE, "scale_by", Launch::per_item(3, 64), &few), Err(Error::KernelSignature { .. })));
+    let wide = [
+        buf::<CudaExecutor, f32>(&x),
+        buf::<CudaExecutor, f32>(&y),
+        KernelArg::Scalar(Scalar::F64(2.0)),
+        KernelArg::Scalar(Scalar::U32(3)),
+    ];
+    assert!(matches!(
+        gpu.launch(&LIVE, "scale_by", Launch::per_item(3, 64), &wide),
+        Err(Error::KernelSignature { .. })
+    ));
+    assert_eq!(gpu.download(&y).unwrap(), vec![2.5, 4.5, 6.5], "a refused launch must not run");
+}
+
+/// The CPU result of the recorded sequence: counted scan, counted compaction, the
+/// indirect kernel over the compaction's count.
+fn live_sequence_on_cpu(
+    values: &[u32],
+    flags: &[u32],
+    live: u32,
+    scan_init: &[u32],
+    dst_init: &[u32],
+) -> (Vec<u32>, Vec<u32>, u32, Vec<u32>) {
+    use orrery_core::DeviceCount;
+    let cpu = cpu();
+    let n = values.len();
+    let slot = cpu.upload(&[live]).unwrap();
+    let count = DeviceCount::new(&slot, n).unwrap();
+    let (v, f) = (cpu.upload(values).unwrap(), cpu.upload(flags).unwrap());
+    let mut scan = cpu.upload(scan_init).unwrap();
+    cpu.exclusive_scan_counted(&v, count, &mut scan).unwrap();
+    let mut comp = cpu.upload(values).unwrap();
+    let mut c = cpu.alloc::<u32>(1).unwrap();
+    cpu.compact_counted(&v, &f, count, &mut comp, &mut c).unwrap();
+    let c0 = cpu.download(&c).unwrap()[0];
+    let comp = cpu.download(&comp).unwrap();
+    let mut dst = dst_init.to_vec();
+    for i in 0..c0 as usize {
+        dst[i] = comp[i].wrapping_mul(2).wrapping_add(1);
+    }
+    (cpu.download(&scan).unwrap(), comp[..c0 as usize].to_vec(), c0, dst)
+}
+
+#[test]
+fn a_recorded_sequence_replays_with_changing_inputs_and_matches_the_cpu() {
+    use orrery_core::gpu::{LaunchConfig, indirect_words};
+    use orrery_core::{DeviceCount, GpuExecutor, Reserve, Slice};
+    let gpu = cuda_or_skip!();
+    let n = 70_000usize;
+    let threads = 256u32;
+    let max_blocks = n.div_ceil(threads as usize) as u32;
+    gpu.reserve(&Reserve { scan: n, ..Reserve::default() }).unwrap();
+    gpu.prepare(&LIVE).unwrap();
+    let mut slot = gpu.upload(&[0u32]).unwrap();
+    let mut values = gpu.alloc::<u32>(n).unwrap();
+    let mut flags = gpu.alloc::<u32>(n).unwrap();
+    let mut scan = gpu.alloc::<u32>(n + 1).unwrap();
+    let mut comp = gpu.alloc::<u32>(n).unwrap();
+    let mut comp_count = gpu.alloc::<u32>(1).unwrap();
+    let mut args = gpu.alloc::<u32>(4).unwrap();
+    let mut dst = gpu.alloc::<u32>(n).unwrap();
+    let recording = {
+        let (slot, values, flags) = (&slot, &values, &flags);
+        let (scan, comp, comp_count, args, dst) = (&mut scan, &mut comp, &mut comp_count, &mut args, &mut dst);
+        gpu.record(&mut || {
+            let count = DeviceCount::new(slot, n)?;
+            gpu.exclusive_scan_counted(values, count, &mut *scan)?;
+            gpu.compact_counted(values, flags, count, &mut *comp, &mut *comp_count)?;
+            let live = DeviceCount::new(&*comp_count, n)?;
+            gpu.indirect_args(live, threads, &mut *args)?;
+            let config = LaunchConfig::indirect(&*args, max_blocks, threads)?;
+            gpu.launch_with(
+                &LIVE,
+                "double_live",
+                &config,
+                &[
+                    KernelArg::read(comp.view()),
+                    KernelArg::read(comp_count.view()),
+                    KernelArg::read(args.view()),
+                    KernelArg::write(dst.view_mut()),
+                ],
+            )
+        })
+        .unwrap()
+    };
+    for (round, live) in [n as u32, 4097, 0, u32::MAX, 33].into_iter().enumerate() {
+        let mut r = common::rng(90 + round as u64, n);
+        let v: Vec<u32> = (0..n).map(|_| r.random_range(0..1000)).collect();
+        let f: Vec<u32> = (0..n).map(|_| u32::from(r.random_bool(0.5))).collect();
+        let scan_init = vec![0xdead_beefu32; n + 1];
+        let dst_init = vec![7u32; n];
+        gpu.write(&mut slot, 0, &[live]).unwrap();
+        gpu.write(&mut values, 0, &v).unwrap();
+        gpu.write(&mut flags, 0, &f).unwrap();
+        gpu.write(&mut scan, 0, &scan_init).unwrap();
+        gpu.write(&mut dst, 0, &dst_init).unwrap();
+        gpu.replay(&recording).unwrap();
+        let status = gpu.read_async(comp_count.slice(0..1).unwrap()).unwrap();
+        let (want_scan, want_comp, want_count, want_dst) = live_sequence_on_cpu(&v, &f, live, &scan_init, &dst_init);
+        assert_eq!(gpu.wait(status).unwrap(), vec![want_count], "round {round}: status read");
+        assert!(gpu.download(&scan).unwrap() == want_scan, "round {round}: counted scan (live {live})");
+        assert!(gpu.download(&comp).unwrap()[..want_count as usize] == want_comp[..], "round {round}: compaction");
+        assert!(gpu.download(&dst).unwrap() == want_dst, "round {round}: indirect launch");
+        let blocks = want_count.div_ceil(threads);
+        assert_eq!(gpu.download(&args).unwrap()[3], indirect_words(blocks, 65535)[3], "round {round}: args");
+    }
+}
+
+#[test]
+fn recording_refuses_host_reads_allocations_and_scratch_growth() {
+    let gpu = cuda_or_skip!();
+    let b = gpu.upload(&[1u32, 2, 3]).unwrap();
+    let recording_err =
+        |r: orrery_core::Result<orrery_backend_cuda::CudaRecording>| matches!(r, Err(Error::Recording { .. }));
+    assert!(recording_err(gpu.record(&mut || gpu.download(&b).map(|_| ()))), "download");
+    assert!(recording_err(gpu.record(&mut || gpu.read_async(&b).map(|_| ()))), "read_async");
+    assert!(recording_err(gpu.record(&mut || gpu.alloc::<u32>(4).map(|_| ()))), "alloc");
+    assert!(recording_err(gpu.record(&mut || gpu.synchronize())), "synchronize");
+    let mut grow = gpu.upload(&[0u32; 2]).unwrap();
+    assert!(recording_err(gpu.record(&mut || gpu.resize(&mut grow, 100))), "resize beyond the capacity");
+    // A fork has empty scratch: its first scan must grow it, which a recording refuses.
+    let fork = gpu.fork().unwrap();
+    let mut out = fork.alloc::<u32>(4).unwrap();
+    match fork.record(&mut || fork.exclusive_scan(&b, &mut out)) {
+        Err(Error::Recording { reason, .. }) => assert!(reason.contains("reserve"), "{reason}"),
+        other => panic!("expected Error::Recording, got {other:?}"),
+    }
+    // Both executors work normally afterwards.
+    fork.exclusive_scan(&b, &mut out).unwrap();
+    assert_eq!(fork.download(&out).unwrap(), vec![0, 1, 3, 6]);
+    assert_eq!(gpu.download(&b).unwrap(), vec![1, 2, 3]);
+}
+
+#[test]
+fn replaying_after_a_buffer_was_dropped_or_reallocated_is_an_error() {
+    let gpu = cuda_or_skip!();
+    gpu.reserve(&orrery_core::Reserve { scan: 1000, ..orrery_core::Reserve::default() }).unwrap();
+    let input = gpu.upload(&[1u32; 1000]).unwrap();
+    let mut out = gpu.alloc::<u32>(1001).unwrap();
+    let rec = {
+        let (input, out) = (&input, &mut out);
+        gpu.record(&mut || gpu.exclusive_scan(input, &mut *out)).unwrap()
+    };
+    gpu.replay(&rec).unwrap();
+    assert_eq!(gpu.download(&out).unwrap()[1000], 1000);
+    gpu.resize(&mut out, 5000).unwrap(); // a new allocation
+    assert!(matches!(gpu.replay(&rec), Err(Error::Recording { .. })));
+    let mut target = gpu.alloc::<u32>(10).unwrap();
+    let rec2 = {
+        let t = &mut target;
+        gpu.record(&mut || gpu.fill(&mut *t, 5)).unwrap()
+    };
+    gpu.replay(&rec2).unwrap();
+    assert_eq!(gpu.download(&target).unwrap(), vec![5; 10]);
+    drop(target);
+    match gpu.replay(&rec2) {
+        Err(Error::Recording { reason, .. }) => assert!(reason.contains("dropped"), "{reason}"),
+        other => panic!("expected Error::Recording, got {other:?}"),
+    }
+}
