@@ -60,8 +60,13 @@ impl Drop for CudaRecording {
 impl CudaExecutor {
     pub(crate) fn reserve_impl(&self, reserve: &Reserve) -> Result<()> {
         self.stream.forbid_while_recording("reserve (it allocates)")?;
-        // Kernels compile outside the recording, too.
+        // Kernels compile, load and resolve outside the recording, too.
         self.prepare_all()?;
+        for (module, entries) in &crate::primitives::ENTRIES {
+            for entry in *entries {
+                self.modules.function(module, entry)?;
+            }
+        }
         let p = self.policy;
         let scan_words = reserve.scan.max(1).div_ceil(p.scan_tile() as usize);
         let sort_words = reserve.sort_pairs.div_ceil(p.sort_tile() as usize) * 256;

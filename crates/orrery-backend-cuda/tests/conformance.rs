@@ -943,7 +943,9 @@ fn live_sequence_on_cpu(
 fn a_recorded_sequence_replays_with_changing_inputs_and_matches_the_cpu() {
     use orrery_core::gpu::{LaunchConfig, indirect_words};
     use orrery_core::{DeviceCount, GpuExecutor, Reserve, Slice};
-    let gpu = cuda_or_skip!();
+    // A fork: a stream of its own, so other tests' work on the shared executor's stream
+    // cannot land in this capture.
+    let gpu = &cuda_or_skip!().fork().unwrap();
     let n = 70_000usize;
     let threads = 256u32;
     let max_blocks = n.div_ceil(threads as usize) as u32;
@@ -960,7 +962,7 @@ fn a_recorded_sequence_replays_with_changing_inputs_and_matches_the_cpu() {
     let recording = {
         let (slot, values, flags) = (&slot, &values, &flags);
         let (scan, comp, comp_count, args, dst) = (&mut scan, &mut comp, &mut comp_count, &mut args, &mut dst);
-        gpu.record(&mut || {
+        let mut body = || {
             let count = DeviceCount::new(slot, n)?;
             gpu.exclusive_scan_counted(values, count, &mut *scan)?;
             gpu.compact_counted(values, flags, count, &mut *comp, &mut *comp_count)?;
@@ -978,8 +980,10 @@ fn a_recorded_sequence_replays_with_changing_inputs_and_matches_the_cpu() {
                     KernelArg::write(dst.view_mut()),
                 ],
             )
-        })
-        .unwrap()
+        };
+        // Run once directly (the user kernel is looked up outside the capture), then record.
+        body().unwrap();
+        gpu.record(&mut body).unwrap()
     };
     for (round, live) in [n as u32, 4097, 0, u32::MAX, 33].into_iter().enumerate() {
         let mut r = common::rng(90 + round as u64, n);
@@ -1006,7 +1010,7 @@ fn a_recorded_sequence_replays_with_changing_inputs_and_matches_the_cpu() {
 
 #[test]
 fn recording_refuses_host_reads_allocations_and_scratch_growth() {
-    let gpu = cuda_or_skip!();
+    let gpu = &cuda_or_skip!().fork().unwrap();
     let b = gpu.upload(&[1u32, 2, 3]).unwrap();
     let recording_err =
         |r: orrery_core::Result<orrery_backend_cuda::CudaRecording>| matches!(r, Err(Error::Recording { .. }));
@@ -1031,7 +1035,7 @@ fn recording_refuses_host_reads_allocations_and_scratch_growth() {
 
 #[test]
 fn replaying_after_a_buffer_was_dropped_or_reallocated_is_an_error() {
-    let gpu = cuda_or_skip!();
+    let gpu = &cuda_or_skip!().fork().unwrap();
     gpu.reserve(&orrery_core::Reserve { scan: 1000, ..orrery_core::Reserve::default() }).unwrap();
     let input = gpu.upload(&[1u32; 1000]).unwrap();
     let mut out = gpu.alloc::<u32>(1001).unwrap();

@@ -19,6 +19,52 @@ pub(crate) use reduce::reduce_partial_bytes;
 
 use orrery_core::{Error, Result};
 
+/// The entry points the primitives of this crate's own files launch, per module:
+/// [`orrery_core::Executor::reserve`] resolves them ahead of a recording, so no function
+/// is first looked up (and lazily loaded by the driver) inside a stream capture.
+pub(crate) const ENTRIES: [(&orrery_core::KernelSource, &[&str]); 4] = [
+    (&crate::kernels::SCAN, &["scan_exclusive_u32", "scan_inclusive_u32", "compact_b4", "compact_b8", "compact_words"]),
+    (&crate::kernels::SORT, &["radix_histogram", "radix_bin_offsets", "radix_onesweep"]),
+    (
+        &crate::kernels::MOVEMENT,
+        &[
+            "gather_b4",
+            "gather_b8",
+            "gather_words",
+            "scatter_b4",
+            "scatter_b8",
+            "scatter_words",
+            "fill_b8",
+            "fill_words",
+            "iota_u32",
+            "indirect_args",
+        ],
+    ),
+    (
+        &crate::kernels::REDUCE,
+        &[
+            "reduce_sum_u32",
+            "reduce_min_u32",
+            "reduce_max_u32",
+            "reduce_sum_i32",
+            "reduce_min_i32",
+            "reduce_max_i32",
+            "reduce_sum_u64",
+            "reduce_min_u64",
+            "reduce_max_u64",
+            "reduce_sum_i64",
+            "reduce_min_i64",
+            "reduce_max_i64",
+            "reduce_sum_f32",
+            "reduce_min_f32",
+            "reduce_max_f32",
+            "reduce_sum_f64",
+            "reduce_min_f64",
+            "reduce_max_f64",
+        ],
+    ),
+];
+
 /// Elements a primitive handles at most: 32-bit indices, counts and offsets.
 pub(crate) const MAX_ELEMENTS: usize = u32::MAX as usize;
 
