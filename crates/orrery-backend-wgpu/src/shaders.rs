@@ -29,6 +29,9 @@ core_module!(REDUCE, "core/reduce", "reduce.wgsl");
 core_module!(RADIX_SORT, "core/radix_sort", "radix_sort.wgsl");
 core_module!(SFC, "core/sfc", "sfc.wgsl");
 core_module!(PROBE, "core/probe", "probe.wgsl");
+core_module!(SEARCH, "core/search", "search.wgsl");
+core_module!(SEGMENTED, "core/segmented", "segmented.wgsl");
+core_module!(HISTOGRAM, "core/histogram", "histogram.wgsl");
 
 const COMMON: &str = include_str!("../../../shaders/core/common.wgsl");
 const WG_SCAN: &str = include_str!("../../../shaders/core/wg_scan.wgsl");

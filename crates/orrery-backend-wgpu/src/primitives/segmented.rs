@@ -1,48 +1,173 @@
-//! Segmented (CSR) scan, reduction and top-k (placeholder until the kernels land: an
-//! `Unsupported` error, never a wrong answer).
+//! Segmented (CSR) scan, reduction and top-k (`shaders/core/segmented.wgsl`), and the
+//! argument helpers the search and histogram primitives share with them.
+//!
+//! Arguments are checked exactly as the CPU reference (`orrery_core`'s
+//! `cpu/segmented.rs`) checks them, in the same order and with the same error variants;
+//! offsets on the device are never read on the host (the kernels clamp them with
+//! `segment_bounds`' rule).
 
-use orrery_core::{Element, Executor, Order, ReduceOp, Result, ScanKind, ViewMutOf, ViewOf};
+use orrery_core::executor::{check_len, unsupported};
+use orrery_core::{DType, Element, Error, Order, ReduceOp, Result, ScanKind, ViewMutOf, ViewOf};
 
+use super::{Params, arg, arg_mut, count, per_element};
+use crate::context::DispatchGrid;
 use crate::executor::WgpuExecutor;
+use crate::shaders::SEGMENTED;
 
-impl WgpuExecutor {
-    fn not_yet(&self, op: &str) -> orrery_core::Error {
-        orrery_core::executor::unsupported(&self.name(), op, "not implemented on this executor yet")
+/// Most `k` of a segmented top-k (`MAX_K` in `segmented.wgsl`, the CPU's `MAX_TOP_K`).
+const MAX_TOP_K: u32 = 1024;
+
+/// The element-type defines of `search.wgsl` and `segmented.wgsl` (`W64` marks the
+/// 8-byte types, read as `vec2<u32>`).
+pub(super) fn type_defines<T: Element>() -> &'static [&'static str] {
+    match T::DTYPE {
+        DType::U32 => &["T_U32"],
+        DType::I32 => &["T_I32"],
+        DType::F32 => &["T_F32"],
+        DType::U64 => &["T_U64", "W64"],
+        DType::I64 => &["T_I64", "W64"],
+        DType::F64 => &["T_F64", "W64"],
     }
+}
 
-    /// [`Executor::segmented_scan`].
+/// The CPU reference's 32-bit count check.
+pub(super) fn check_count(what: &'static str, n: usize) -> Result<()> {
+    if n > u32::MAX as usize { Err(Error::TooManyPoints { count: n, max: u32::MAX as usize, what }) } else { Ok(()) }
+}
+
+/// Number of segments of a CSR offsets array (the CPU reference's check).
+fn segments_of(offsets: usize) -> Result<usize> {
+    if offsets == 0 {
+        return Err(Error::EmptyInput { what: "segment offsets", min: 1 });
+    }
+    Ok(offsets - 1)
+}
+
+fn op_define(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "OP_SUM",
+        ReduceOp::Min => "OP_MIN",
+        ReduceOp::Max => "OP_MAX",
+    }
+}
+
+// The executor hands its views over by value (the signatures the trait methods call).
+#[allow(clippy::needless_pass_by_value)]
+impl WgpuExecutor {
+    /// [`orrery_core::Executor::segmented_scan`]: `scan_orphans` zeroes the elements of
+    /// no segment, `scan_segments` (one workgroup per segment) scans the others.
     pub(crate) fn segmented_scan_impl(
         &self,
-        _input: ViewOf<'_, Self, u32>,
-        _offsets: ViewOf<'_, Self, u32>,
-        _kind: ScanKind,
-        _output: ViewMutOf<'_, Self, u32>,
+        input: ViewOf<'_, Self, u32>,
+        offsets: ViewOf<'_, Self, u32>,
+        kind: ScanKind,
+        output: ViewMutOf<'_, Self, u32>,
     ) -> Result<()> {
-        Err(self.not_yet("segmented_scan"))
+        check_len("segmented scan output", input.len(), output.len())?;
+        let segments = segments_of(offsets.len())?;
+        check_count("segmented scan input", input.len())?;
+        let n = count(input.len(), "segmented scan input")?;
+        let segments = count(segments, "segments")?;
+        if n == 0 {
+            return Ok(());
+        }
+        let inclusive = u32::from(kind == ScanKind::Inclusive);
+        let params = Params::new().u32(segments).u32(n).u32(inclusive);
+        let args = [arg(&input), arg(&offsets), arg_mut(&output)];
+        let mut rec = self.ctx.recorder();
+        let orphans = rec.pipeline(SEGMENTED, &["T_U32"], "scan_orphans")?;
+        rec.dispatch(&orphans, &args, &params, DispatchGrid::Blocks(per_element(n)))?;
+        let scan = rec.pipeline(SEGMENTED, &["T_U32"], "scan_segments")?;
+        rec.dispatch(&scan, &args, &params, DispatchGrid::Blocks(segments))
     }
 
-    /// [`Executor::segmented_reduce`].
+    /// [`orrery_core::Executor::segmented_reduce`]: one workgroup per segment.
+    ///
+    /// # Errors
+    /// As the CPU's, then [`Error::Unsupported`] for f64 sums without `SHADER_F64` (f64
+    /// Min/Max compare the words and run everywhere).
     pub(crate) fn segmented_reduce_impl<T: Element>(
         &self,
-        _input: ViewOf<'_, Self, T>,
-        _offsets: ViewOf<'_, Self, u32>,
-        _op: ReduceOp,
-        _output: ViewMutOf<'_, Self, T>,
+        input: ViewOf<'_, Self, T>,
+        offsets: ViewOf<'_, Self, u32>,
+        op: ReduceOp,
+        output: ViewMutOf<'_, Self, T>,
     ) -> Result<()> {
-        Err(self.not_yet("segmented_reduce"))
+        let segments = segments_of(offsets.len())?;
+        check_len("segmented reduction output", segments, output.len())?;
+        check_count("segmented reduction input", input.len())?;
+        if T::DTYPE == DType::F64 && op == ReduceOp::Sum && !self.ctx.caps.f64 {
+            return Err(unsupported(
+                &orrery_core::Executor::name(self),
+                "f64 segmented sum",
+                &format!("adapter {} has no SHADER_F64 (or it was disabled)", self.ctx.caps.adapter),
+            ));
+        }
+        let n = count(input.len(), "segmented reduction input")?;
+        let segments = count(segments, "segments")?;
+        if segments == 0 {
+            return Ok(());
+        }
+        let mut defines = type_defines::<T>().to_vec();
+        defines.push(op_define(op));
+        let identity = op.identity::<T>();
+        let identity = bytemuck::bytes_of(&identity);
+        let params = Params::new().u32(segments).u32(n).bytes(identity);
+        let mut rec = self.ctx.recorder();
+        let pipeline = rec.pipeline(SEGMENTED, &defines, "segmented_reduce")?;
+        rec.dispatch(
+            &pipeline,
+            &[arg(&input), arg(&offsets), arg_mut(&output)],
+            &params,
+            DispatchGrid::Blocks(segments),
+        )
     }
 
-    /// [`Executor::segmented_top_k`].
+    /// [`orrery_core::Executor::segmented_top_k`]: one workgroup per segment (radix
+    /// select, then a bitonic sort of the winners in workgroup memory). Every element
+    /// type: keys are compared by order key, computed from the raw words.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn segmented_top_k_impl<T: Element>(
         &self,
-        _keys: ViewOf<'_, Self, T>,
-        _offsets: ViewOf<'_, Self, u32>,
-        _k: u32,
-        _order: Order,
-        _indices: ViewMutOf<'_, Self, u32>,
-        _top_keys: ViewMutOf<'_, Self, T>,
+        keys: ViewOf<'_, Self, T>,
+        offsets: ViewOf<'_, Self, u32>,
+        k: u32,
+        order: Order,
+        indices: ViewMutOf<'_, Self, u32>,
+        top_keys: ViewMutOf<'_, Self, T>,
     ) -> Result<()> {
-        Err(self.not_yet("segmented_top_k"))
+        if k == 0 || k > MAX_TOP_K {
+            return Err(Error::InvalidArgument { what: "k", reason: format!("{k} is not within 1..={MAX_TOP_K}") });
+        }
+        let segments = segments_of(offsets.len())?;
+        let slots = segments.checked_mul(k as usize).ok_or(Error::TooManyPoints {
+            count: usize::MAX,
+            max: u32::MAX as usize,
+            what: "top-k slots",
+        })?;
+        check_len("top-k indices", slots, indices.len())?;
+        check_len("top-k keys", slots, top_keys.len())?;
+        check_count("top-k keys", keys.len())?;
+        let n = count(keys.len(), "top-k keys")?;
+        count(slots, "top-k slots")?;
+        let segments = count(segments, "segments")?;
+        if segments == 0 {
+            return Ok(());
+        }
+        let pad = match order {
+            Order::Smallest => T::HIGHEST,
+            Order::Largest => T::LOWEST,
+        };
+        let pad = bytemuck::bytes_of(&pad);
+        let largest = u32::from(order == Order::Largest);
+        let params = Params::new().u32(segments).u32(n).u32(k).u32(largest).bytes(pad);
+        let mut rec = self.ctx.recorder();
+        let pipeline = rec.pipeline(SEGMENTED, type_defines::<T>(), "segmented_top_k")?;
+        rec.dispatch(
+            &pipeline,
+            &[arg(&keys), arg(&offsets), arg_mut(&indices), arg_mut(&top_keys)],
+            &params,
+            DispatchGrid::Blocks(segments),
+        )
     }
 }

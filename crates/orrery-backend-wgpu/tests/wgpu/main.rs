@@ -14,6 +14,7 @@ mod data;
 mod errors;
 mod keys;
 mod launch;
+mod new_primitives;
 mod reduce;
 mod scan;
 mod sort;
