@@ -173,6 +173,19 @@ impl CudaExecutor {
         Ok(())
     }
 
+    /// Moves this executor's look-back epoch to `epoch` (1 ..= 2^30 - 1), only forward,
+    /// so tests can cross the epoch wrap without 2^30 launches.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] outside that range; device failures.
+    #[doc(hidden)]
+    pub fn jump_lookback_epoch_for_tests(&self, epoch: u32) -> Result<()> {
+        if !(1..(1 << 30)).contains(&epoch) {
+            return Err(Error::InvalidArgument { what: "epoch", reason: format!("{epoch} is not in 1..2^30") });
+        }
+        self.scratch().set_epoch(epoch)
+    }
+
     /// A new allocation for `len` elements of `T` with room for `capacity`.
     fn alloc_raw<T: Storage>(&self, len: usize, capacity: usize) -> Result<CudaBuffer<T>> {
         check_gpu_storage::<T>(&self.name())?;

@@ -154,6 +154,14 @@ impl Scratch {
         })
     }
 
+    /// Sets the look-back epoch (tile counter 0), for tests of the epoch wrap: a jump
+    /// forward keeps the invariant that every status word holds 0 or an older epoch.
+    pub(crate) fn set_epoch(&mut self, epoch: u32) -> Result<()> {
+        let ctl = self.control()? + CONTROL_CTL_BYTES as u64;
+        self.memset_u32(ctl, 0, 1)?;
+        self.memset_u32(ctl + 4, epoch, 1)
+    }
+
     /// Clears the sort's histograms (one memset per sort) and returns their address.
     pub(crate) fn clear_sort_hist(&mut self) -> Result<CUdeviceptr> {
         let base = self.control()? + (CONTROL_SORT_HIST * 4) as u64;

@@ -785,6 +785,42 @@ fn many_scans_in_a_row_keep_the_device_epochs_consistent() {
     }
 }
 
+#[test]
+fn scans_and_sorts_stay_correct_across_the_epoch_wrap() {
+    // Status words of an earlier cycle must never pass for current ones: a large launch
+    // at the last epoch, then a small one at epoch 1 (which clears the large one's words
+    // past its own), then a jump to the last epoch again and a large launch reading those
+    // words; and the mirror case (large at epoch 1, small at the last epoch, large at 1).
+    let gpu = &cuda_or_skip!().fork().unwrap();
+    let cpu = cpu();
+    let max_epoch: u32 = (1 << 30) - 1;
+    let big = 300_001;
+    let mut r = common::rng(85, big);
+    let large: Vec<u32> = (0..big).map(|_| r.random()).collect();
+    let small: Vec<u32> = large[..5000].to_vec();
+    let keys: Vec<u64> = (0..big).map(|_| r.random()).collect();
+    // Each large scan gets other input, so a stale status word gives a wrong prefix.
+    let round = std::cell::Cell::new(0u32);
+    let check = |what: &str| {
+        round.set(round.get() + 1);
+        let input: Vec<u32> = large.iter().map(|&v| v.wrapping_mul(round.get()).wrapping_add(round.get())).collect();
+        assert!(scan_on(gpu, &input) == scan_on(&cpu, &input), "{what}: large scan");
+    };
+    gpu.jump_lookback_epoch_for_tests(max_epoch).unwrap();
+    check("at the last epoch");
+    assert!(scan_on(gpu, &small) == scan_on(&cpu, &small), "small scan at epoch 1");
+    gpu.jump_lookback_epoch_for_tests(max_epoch).unwrap();
+    check("at the last epoch of the next cycle");
+    check("at epoch 1 after a large launch at the last epoch");
+    gpu.jump_lookback_epoch_for_tests(max_epoch).unwrap();
+    assert!(scan_on(gpu, &small) == scan_on(&cpu, &small), "small scan at the last epoch");
+    check("at epoch 1 after a small launch at the last epoch");
+    // The sort's passes cross the wrap too (8 launches).
+    gpu.jump_lookback_epoch_for_tests(max_epoch - 3).unwrap();
+    assert!(sort_on(gpu, &keys, &large, 0..64) == sort_on(&cpu, &keys, &large, 0..64), "sort across the wrap");
+    assert!(gpu.jump_lookback_epoch_for_tests(0).is_err() && gpu.jump_lookback_epoch_for_tests(1 << 30).is_err());
+}
+
 // ---- v2: limits, status reads, forks -------------------------------------------------------
 
 #[test]
