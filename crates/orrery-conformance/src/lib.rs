@@ -86,8 +86,14 @@ pub fn views_of_scans_and_compactions<E: Executor>(exec: &E) -> Outcome {
             let (a, c) = (upload(exec, &data)?, upload(&cpu, &data)?);
             let (mut out, mut out_c) = (upload(exec, &vec![7u32; n + 2])?, upload(&cpu, &vec![7u32; n + 2])?);
             let len = end - start;
-            dev(exec.exclusive_scan(dev(a.slice(start..end), "slice")?, dev(out.slice_mut(1..len + 2), "slice")?), "scan")?;
-            dev(cpu.exclusive_scan(dev(c.slice(start..end), "slice")?, dev(out_c.slice_mut(1..len + 2), "slice")?), "scan")?;
+            dev(
+                exec.exclusive_scan(dev(a.slice(start..end), "slice")?, dev(out.slice_mut(1..len + 2), "slice")?),
+                "scan",
+            )?;
+            dev(
+                cpu.exclusive_scan(dev(c.slice(start..end), "slice")?, dev(out_c.slice_mut(1..len + 2), "slice")?),
+                "scan",
+            )?;
             same(&format!("scan of {start}..{end} of {n}"), &down(exec, &out)?, &down(&cpu, &out_c)?)?;
             let (mut o, mut o_c) = (upload(exec, &vec![0u32; len])?, upload(&cpu, &vec![0u32; len])?);
             let (mut k, mut k_c) = (upload(exec, &[0u32])?, upload(&cpu, &[0u32])?);
@@ -219,7 +225,8 @@ pub fn inclusive_scans_wrap<E: Executor>(exec: &E) -> Outcome {
     let cpu = CpuExecutor::new();
     let mut r = rng(6);
     for &n in &SIZES {
-        let v: Vec<u32> = (0..n).map(|_| if r.random_bool(0.01) { u32::MAX - 3 } else { r.random_range(0..100) }).collect();
+        let v: Vec<u32> =
+            (0..n).map(|_| if r.random_bool(0.01) { u32::MAX - 3 } else { r.random_range(0..100) }).collect();
         let (a, ac) = (upload(exec, &v)?, upload(&cpu, &v)?);
         let (mut o, mut oc) = (upload(exec, &vec![0u32; n])?, upload(&cpu, &vec![0u32; n])?);
         dev(exec.inclusive_scan(&a, &mut o), "inclusive_scan")?;
@@ -246,7 +253,11 @@ pub fn segmented_scans_of_csr_and_bad_offsets<E: Executor>(exec: &E) -> Outcome 
                 let (mut out, mut outc) = (upload(exec, &vec![7u32; n])?, upload(&cpu, &vec![7u32; n])?);
                 dev(exec.segmented_scan(&a, &o, kind, &mut out), "segmented_scan")?;
                 dev(cpu.segmented_scan(&ac, &oc, kind, &mut outc), "segmented_scan")?;
-                same(&format!("{kind:?} segmented scan of {n} in {segments}"), &down(exec, &out)?, &down(&cpu, &outc)?)?;
+                same(
+                    &format!("{kind:?} segmented scan of {n} in {segments}"),
+                    &down(exec, &out)?,
+                    &down(&cpu, &outc)?,
+                )?;
             }
         }
     }
@@ -361,8 +372,14 @@ pub fn counted_scans_and_compactions<E: Executor>(exec: &E) -> Outcome {
             same(&format!("counted scan of {live} of {n}"), &down(exec, &o)?, &down(&cpu, &oc)?)?;
             let (mut p, mut pc) = (upload(exec, &vec![0u32; n])?, upload(&cpu, &vec![0u32; n])?);
             let (mut k, mut kc) = (upload(exec, &[0u32])?, upload(&cpu, &[0u32])?);
-            dev(exec.compact_counted(&a, &a, dev(DeviceCount::new(&c, n), "count")?, &mut p, &mut k), "counted compaction")?;
-            dev(cpu.compact_counted(&ac, &ac, dev(DeviceCount::new(&cc, n), "count")?, &mut pc, &mut kc), "counted compaction")?;
+            dev(
+                exec.compact_counted(&a, &a, dev(DeviceCount::new(&c, n), "count")?, &mut p, &mut k),
+                "counted compaction",
+            )?;
+            dev(
+                cpu.compact_counted(&ac, &ac, dev(DeviceCount::new(&cc, n), "count")?, &mut pc, &mut kc),
+                "counted compaction",
+            )?;
             let kept = down(&cpu, &kc)?[0] as usize;
             same("counted compaction count", &down(exec, &k)?, &[kept as u32])?;
             same("counted compaction", &down(exec, &p)?[..kept], &down(&cpu, &pc)?[..kept])?;

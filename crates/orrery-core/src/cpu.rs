@@ -175,12 +175,12 @@ fn zeroed_vec<T: Storage>(len: usize) -> Vec<T> {
 }
 
 /// The slice a view names.
-fn host<'a, T: Storage>(view: View<'a, T, CpuBuffer<T>>) -> &'a [T] {
+fn host<T: Storage>(view: View<'_, T, CpuBuffer<T>>) -> &[T] {
     &view.buffer().data[view.range()]
 }
 
 /// The slice a writable view names.
-fn host_mut<'a, T: Storage>(view: ViewMut<'a, T, CpuBuffer<T>>) -> &'a mut [T] {
+fn host_mut<T: Storage>(view: ViewMut<'_, T, CpuBuffer<T>>) -> &mut [T] {
     let (buffer, range) = view.into_parts();
     &mut buffer.data[range]
 }
@@ -305,7 +305,11 @@ impl Executor for CpuExecutor {
         Err(crate::executor::unsupported(&self.name(), "replay", "the CPU executor records nothing"))
     }
 
-    fn copy<'a, T: Storage>(&self, src: impl Into<ViewOf<'a, Self, T>>, dst: impl Into<ViewMutOf<'a, Self, T>>) -> Result<()> {
+    fn copy<'a, T: Storage>(
+        &self,
+        src: impl Into<ViewOf<'a, Self, T>>,
+        dst: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
         let (src, dst) = (host(src.into()), host_mut(dst.into()));
         check_len("copy destination", src.len(), dst.len())?;
         self.install(|| {
@@ -402,11 +406,19 @@ impl Executor for CpuExecutor {
         segmented::top_k(self, keys, offsets, k, order, indices, top_keys)
     }
 
-    fn histogram<'a>(&self, values: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+    fn histogram<'a>(
+        &self,
+        values: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
         segmented::histogram(self, host(values.into()), host_mut(output.into()))
     }
 
-    fn exclusive_scan<'a>(&self, input: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+    fn exclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
         let (input, output) = (host(input.into()), host_mut(output.into()));
         check_len("scan output", input.len() + 1, output.len())?;
         self.install(|| exclusive_scan(input, output));
@@ -427,7 +439,11 @@ impl Executor for CpuExecutor {
         Ok(())
     }
 
-    fn inclusive_scan<'a>(&self, input: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+    fn inclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
         let (input, output) = (host(input.into()), host_mut(output.into()));
         check_len("inclusive scan output", input.len(), output.len())?;
         self.install(|| segmented::inclusive_scan(input, output));

@@ -87,8 +87,10 @@ impl ReduceOp {
         }
     }
 
-    /// Combines two values. Float min/max return the other operand when one is NaN
-    /// (inputs are validated finite, so this does not arise for positions).
+    /// Combines two values. Min and max keep `a` unless `b` compares strictly below
+    /// (above) it, so among equal values (`-0.0` and `+0.0`) the first wins, and a fold
+    /// that starts from the identity never takes a NaN in (a NaN compares neither below
+    /// nor above); `apply(NaN, x)` itself returns the NaN.
     pub fn apply<T: Element>(self, a: T, b: T) -> T {
         match self {
             ReduceOp::Sum => a.add(b),
@@ -109,7 +111,6 @@ impl ReduceOp {
         }
     }
 }
-
 
 /// What a device offers, as typed values: algorithm crates size their launches and pick
 /// their paths from these instead of branching on [`Executor::kind`].

@@ -111,9 +111,10 @@ impl KernelSource {
     /// The WGSL text with the defines' `const` lines before it (defines without a value
     /// only reach `//#if`).
     pub fn wgsl_with_defines(&self) -> String {
+        use std::fmt::Write as _;
         let mut out = String::new();
         for d in self.defines.iter().filter(|d| !d.value.is_empty()) {
-            out.push_str(&format!("const {} = {};\n", d.name, d.value));
+            let _ = writeln!(out, "const {} = {};", d.name, d.value);
         }
         out.push_str(self.wgsl);
         out
@@ -373,7 +374,13 @@ impl<'a, E: GpuExecutor + ?Sized> KernelArg<'a, E> {
 /// [`GpuExecutor::launch`], where writes go through shared references).
 pub fn buf<E: GpuExecutor, T: Storage>(b: &E::Buffer<T>) -> KernelArg<'_, E> {
     let len = crate::executor::DeviceBuffer::len(b) as u64 * size_of::<T>() as u64;
-    KernelArg::Buffer(BufferArg { raw: E::raw(b), offset_bytes: 0, len_bytes: len, elem_bytes: size_of::<T>() as u32, writable: true })
+    KernelArg::Buffer(BufferArg {
+        raw: E::raw(b),
+        offset_bytes: 0,
+        len_bytes: len,
+        elem_bytes: size_of::<T>() as u32,
+        writable: true,
+    })
 }
 
 /// How a kernel uses one parameter.
@@ -431,7 +438,11 @@ impl KernelSignature {
         if let Some(first) = first_scalar
             && let Some(late) = self.params[first..].iter().find(|p| !matches!(p.kind, ParamKind::Scalar(_)))
         {
-            return Err(signature_error(module, self.entry, format!("buffer {} follows a scalar: buffers come first", late.name)));
+            return Err(signature_error(
+                module,
+                self.entry,
+                format!("buffer {} follows a scalar: buffers come first", late.name),
+            ));
         }
         Ok(())
     }
@@ -602,8 +613,8 @@ impl CudaParam {
     pub fn base_size(&self) -> Option<usize> {
         Some(match self.base.as_str() {
             "u32" | "i32" | "f32" | "int" | "unsigned" | "unsigned int" | "float" | "uint32_t" | "int32_t" => 4,
-            "u64" | "i64" | "f64" | "double" | "unsigned long long" | "long long" | "uint64_t" | "int64_t" => 8,
-            "uint2" | "int2" | "float2" => 8,
+            "u64" | "i64" | "f64" | "double" | "unsigned long long" | "long long" | "uint64_t" | "int64_t"
+            | "uint2" | "int2" | "float2" => 8,
             "uint4" | "int4" | "float4" | "double2" | "ulonglong2" => 16,
             _ => return None,
         })
@@ -677,7 +688,10 @@ pub fn check_cuda_signature(module: &str, params: &[CudaParam], signature: &Kern
             ParamKind::Read { elem_bytes } | ParamKind::Write { elem_bytes } => {
                 let write = matches!(d.kind, ParamKind::Write { .. });
                 if !p.pointer {
-                    return err(format!("parameter {i} ({name}) is declared a buffer, CUDA has the value `{}`", p.base));
+                    return err(format!(
+                        "parameter {i} ({name}) is declared a buffer, CUDA has the value `{}`",
+                        p.base
+                    ));
                 }
                 if write == p.constant {
                     return err(format!(
@@ -750,6 +764,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::items_after_statements)] // each wrong table sits next to its check
     fn every_kind_of_mismatch_is_named() {
         let p = cuda_params(SRC, "scale").unwrap();
         let mut bad = SCALE;

@@ -35,6 +35,7 @@ pub mod executor;
 pub mod geometry;
 pub mod gpu;
 pub mod particles;
+pub mod recording;
 pub mod sfc;
 pub mod view;
 
@@ -42,9 +43,10 @@ pub use cpu::{CpuExecutor, CpuIsa, DEFAULT_SPIN};
 pub use element::{DType, Element, Real, Storage};
 pub use error::{Axis, Error, Result};
 pub use executor::{
-    DeviceBuffer, DeviceCount, DeviceLimits, Executor, ExecutorKind, Order, ReduceOp, Reserve, ScanKind, ViewMutOf, ViewOf,
+    DeviceBuffer, DeviceCount, DeviceLimits, Executor, ExecutorKind, Order, ReduceOp, Reserve, ScanKind, ViewMutOf,
+    ViewOf,
 };
 pub use geometry::{Aabb, Vec3};
 pub use gpu::{Define, GpuExecutor, Grid, KernelArg, KernelSource, Launch, LaunchConfig, Scalar};
-pub use view::{Slice, View, ViewMut};
 pub use particles::{MAX_POINTS, ParticleSet, ParticlesView, PositionsView};
+pub use view::{Slice, View, ViewMut};

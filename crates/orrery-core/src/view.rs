@@ -8,7 +8,7 @@
 //! `buf.slice(a..b)?` / `buf.slice_mut(a..b)?`:
 //!
 //! ```
-//! use orrery_core::{CpuExecutor, DeviceBuffer, Executor};
+//! use orrery_core::{CpuExecutor, Executor, Slice};
 //! let exec = CpuExecutor::new();
 //! let counts = exec.upload(&[9u32, 1, 2, 3, 9])?;
 //! let mut offsets = exec.alloc::<u32>(4)?;

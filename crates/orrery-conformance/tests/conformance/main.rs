@@ -22,7 +22,11 @@ fn run<E: Executor>(label: &str, exec: &E, suite: &[Check<E>], filter: Option<&s
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| check(exec))).unwrap_or_else(|p| {
-            Err(p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned())).unwrap_or_default())
+            Err(p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default())
         });
         match outcome {
             Ok(()) => {
@@ -64,7 +68,8 @@ fn main() {
             tally.failed.push(format!("cuda: ORRERY_REQUIRE_CUDA=1 but {e}"));
         }
         Err(e) => {
-            let n = checks::<orrery_backend_cuda::CudaExecutor>().len() + gpu_checks::<orrery_backend_cuda::CudaExecutor>().len();
+            let n = checks::<orrery_backend_cuda::CudaExecutor>().len()
+                + gpu_checks::<orrery_backend_cuda::CudaExecutor>().len();
             skip(&mut tally, "cuda", &e.to_string(), n);
         }
     }
@@ -79,17 +84,13 @@ fn main() {
             tally.failed.push(format!("wgpu: ORRERY_REQUIRE_WGPU=1 but {e}"));
         }
         Err(e) => {
-            let n = checks::<orrery_backend_wgpu::WgpuExecutor>().len() + gpu_checks::<orrery_backend_wgpu::WgpuExecutor>().len();
+            let n = checks::<orrery_backend_wgpu::WgpuExecutor>().len()
+                + gpu_checks::<orrery_backend_wgpu::WgpuExecutor>().len();
             skip(&mut tally, "wgpu", &e.to_string(), n);
         }
     }
 
-    println!(
-        "\nconformance: {} passed, {} failed, {} skipped",
-        tally.passed,
-        tally.failed.len(),
-        tally.skipped
-    );
+    println!("\nconformance: {} passed, {} failed, {} skipped", tally.passed, tally.failed.len(), tally.skipped);
     let _ = writeln!(std::io::stderr().lock(), "conformance: {} skipped", tally.skipped);
     if !tally.failed.is_empty() {
         for f in &tally.failed {

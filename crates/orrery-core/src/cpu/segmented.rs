@@ -12,9 +12,7 @@ use rayon::prelude::*;
 use super::{CHUNK, CpuExecutor};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::executor::{
-    Order, ReduceOp, SEGMENT_TILE, ScanKind, check_len, segment_bounds, upper_bound_one,
-};
+use crate::executor::{Order, ReduceOp, SEGMENT_TILE, ScanKind, check_len, segment_bounds, upper_bound_one};
 
 /// Most `k` of a segmented top-k.
 pub(crate) const MAX_TOP_K: u32 = 1024;
@@ -110,7 +108,13 @@ fn segment_of(offsets: &[u32], i: usize, n: usize) -> Option<usize> {
 /// Segmented scan: element `i` of segment `s` (by the search rule) gets the sum of the
 /// elements of `s` before it (and itself, inclusive), in index order; elements of no
 /// segment get 0. For CSR offsets this is the usual segmented scan.
-pub(crate) fn scan(exec: &CpuExecutor, input: &[u32], offsets: &[u32], kind: ScanKind, output: &mut [u32]) -> Result<()> {
+pub(crate) fn scan(
+    exec: &CpuExecutor,
+    input: &[u32],
+    offsets: &[u32],
+    kind: ScanKind,
+    output: &mut [u32],
+) -> Result<()> {
     check_len("segmented scan output", input.len(), output.len())?;
     let segments = segments_of(offsets)?;
     check_count("segmented scan input", input.len())?;
@@ -171,7 +175,11 @@ pub(crate) fn top_k<T: Element>(
     }
     let segments = segments_of(offsets)?;
     let k = k as usize;
-    let slots = segments.checked_mul(k).ok_or(Error::TooManyPoints { count: usize::MAX, max: u32::MAX as usize, what: "top-k slots" })?;
+    let slots = segments.checked_mul(k).ok_or(Error::TooManyPoints {
+        count: usize::MAX,
+        max: u32::MAX as usize,
+        what: "top-k slots",
+    })?;
     check_len("top-k indices", slots, indices.len())?;
     check_len("top-k keys", slots, top_keys.len())?;
     check_count("top-k keys", keys.len())?;
@@ -196,15 +204,12 @@ pub(crate) fn top_k<T: Element>(
             }
             cand.sort_unstable();
             for j in 0..k {
-                match cand.get(j) {
-                    Some(&(_, p)) => {
-                        idx[j] = p;
-                        tk[j] = keys[p as usize];
-                    }
-                    None => {
-                        idx[j] = u32::MAX;
-                        tk[j] = pad;
-                    }
+                if let Some(&(_, p)) = cand.get(j) {
+                    idx[j] = p;
+                    tk[j] = keys[p as usize];
+                } else {
+                    idx[j] = u32::MAX;
+                    tk[j] = pad;
                 }
             }
         });
