@@ -21,7 +21,9 @@
 //   sort_scatter: 0 keys_in (read, n), 1 values_in (read, n, u32),
 //                 2 offsets (read, 2^bits * tiles (+1), u32), 3 keys_out (write, n),
 //                 4 values_out (write, n), 5 params
-//   params: { n, tiles, shift, bits } with 1 <= bits <= 8, shift + bits <= 64
+//   params: { n, tiles, shift, bits, off_* } with 1 <= bits <= 8, shift + bits <= 64;
+//   keys and values are views (element i of keys_in is keys_in[off_keys_in + i], the
+//   executor fills the off_* fields)
 //
 // Shared memory of sort_scatter: 2 * TILE + 256 + 4 * (WORKGROUP_SIZE + 17) words
 // (13.3 KiB at 256 invocations), within WebGPU's 16 KiB default.
@@ -33,7 +35,7 @@
 //
 // Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
 //   lavapipe (llvmpipe, 2 cores), 1M pairs, bits 0..63 (8 passes): 1.2 s with subgroups
-//   of 8, 3.1 s on the shared-memory path. H200: not yet measured.
+//   of 8, 3.1 s on the shared-memory path (before views). H200: not measured yet.
 
 //#include core/common
 
@@ -46,6 +48,11 @@ struct SortParams {
     tiles: u32,
     shift: u32,
     bits: u32,
+    off_count_keys: u32,
+    off_keys_in: u32,
+    off_values_in: u32,
+    off_keys_out: u32,
+    off_values_out: u32,
 }
 
 fn digit_of(k: vec2<u32>, shift: u32, bits: u32) -> u32 {
@@ -84,7 +91,7 @@ fn sort_count(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin(n
     for (var j = 0u; j < ITEMS; j++) {
         let i = base + j * WORKGROUP_SIZE + inv.lid;
         if i < count_params.n {
-            atomicAdd(&hist[digit_of(count_keys[i], count_params.shift, count_params.bits)], 1u);
+            atomicAdd(&hist[digit_of(count_keys[count_params.off_count_keys + i], count_params.shift, count_params.bits)], 1u);
         }
     }
     workgroupBarrier();
@@ -250,7 +257,7 @@ fn sort_scatter(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin
         let p = j * WORKGROUP_SIZE + inv.lid;
         var d = 255u;
         if base + p < params.n {
-            d = digit_of(keys_in[base + p], params.shift, params.bits);
+            d = digit_of(keys_in[params.off_keys_in + base + p], params.shift, params.bits);
         }
         ent_a[p] = (d << 16u) | p;
     }
@@ -293,8 +300,8 @@ fn sort_scatter(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin
         if src < params.n {
             let d = entry >> 16u;
             let dst = offsets[d * params.tiles + tile] + p - first_of[d];
-            keys_out[dst] = keys_in[src];
-            values_out[dst] = values_in[src];
+            keys_out[params.off_keys_out + dst] = keys_in[params.off_keys_in + src];
+            values_out[params.off_values_out + dst] = values_in[params.off_values_in + src];
         }
     }
 }

@@ -27,10 +27,11 @@
 // Buffers (binding: direction, length, layout)
 //   reduce_tiles: 0 input (read, n, E), 1 partials (write, tiles, E), 2 params
 //   reduce_final: 0 partials (read, params.n, E), 1 output (write, 1, E), 2 params
-//   params: { n, tiles, identity: E }
+//   params: { n, tiles, off_red_in, off_red_out, identity: E }; input and output are
+//   views (element i of red_in is red_in[off_red_in + i]; the executor fills off_*)
 //
 // Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
-//   lavapipe (llvmpipe, 2 cores), 1M f32 sum: 11 ms. H200: not yet measured.
+//   lavapipe (llvmpipe, 2 cores), 1M f32 sum: 11 ms (before views). H200: not measured yet.
 
 //#include core/common
 
@@ -51,6 +52,8 @@ alias E = vec2<u32>;
 struct Params {
     n: u32,
     tiles: u32,
+    off_red_in: u32,
+    off_red_out: u32,
     identity: E,
 }
 
@@ -133,12 +136,12 @@ fn reduce_tiles(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin
     for (var j = 0u; j < ITEMS; j++) {
         let i = base + j * WORKGROUP_SIZE + inv.lid;
         if i < params.n {
-            acc = combine(acc, red_in[i]);
+            acc = combine(acc, red_in[params.off_red_in + i]);
         }
     }
     let r = wg_reduce(inv, acc);
     if inv.lid == 0u {
-        red_out[tile] = r;
+        red_out[params.off_red_out + tile] = r;
     }
 }
 
@@ -146,10 +149,10 @@ fn reduce_tiles(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin
 fn reduce_final(inv: Invocation) {
     var acc = params.identity;
     for (var i = inv.lid; i < params.n; i += WORKGROUP_SIZE) {
-        acc = combine(acc, red_in[i]);
+        acc = combine(acc, red_in[params.off_red_in + i]);
     }
     let r = wg_reduce(inv, acc);
     if inv.lid == 0u {
-        red_out[0] = r;
+        red_out[params.off_red_out] = r;
     }
 }

@@ -21,14 +21,16 @@
 // Buffers (binding: direction, length, layout)
 //   0 x, 1 y, 2 z (read, n, f32 or f64), 3 keys (write, n, vec2<u32>),
 //   4 table (read, 192, u32: ENCODE_3D widened), 5 params
-//   params: { n, curve (0 Morton, 1 Hilbert), min x y z, scale x y z } in the position type
+//   params: { n, curve (0 Morton, 1 Hilbert), min x y z, scale x y z } in the position
+//   type, then the executor-filled element offsets of the views (off_x32 .. off_keys)
 //
 // Invariants: scale = KeyMapper::scale(), min = KeyMapper::bbox().min(), both as the host
 // computed them. Denormal differences (p - min below 2^-126) may flush to zero on some
 // GPUs; they quantise to cell 0 either way unless the box extent is below ~2^-105.
 //
 // Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
-//   lavapipe (llvmpipe, 2 cores), 1M f32 Hilbert keys: 74 ms. H200: not yet measured.
+//   lavapipe (llvmpipe, 2 cores), 1M f32 Hilbert keys: 74 ms (before views). H200: not
+//   measured yet.
 
 //#include core/common
 
@@ -44,6 +46,10 @@ struct ParamsF32 {
     scale_x: f32,
     scale_y: f32,
     scale_z: f32,
+    off_x32: u32,
+    off_y32: u32,
+    off_z32: u32,
+    off_keys: u32,
 }
 
 @group(0) @binding(4) var<storage, read> hilbert_table: array<u32>;
@@ -90,10 +96,10 @@ fn sfc_keys_f32(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin
         return;
     }
     let p = params32;
-    let ix = quantize_f32(x32[i], p.min_x, p.scale_x);
-    let iy = quantize_f32(y32[i], p.min_y, p.scale_y);
-    let iz = quantize_f32(z32[i], p.min_z, p.scale_z);
-    keys[i] = key_of(ix, iy, iz, p.curve);
+    let ix = quantize_f32(x32[p.off_x32 + i], p.min_x, p.scale_x);
+    let iy = quantize_f32(y32[p.off_y32 + i], p.min_y, p.scale_y);
+    let iz = quantize_f32(z32[p.off_z32 + i], p.min_z, p.scale_z);
+    keys[p.off_keys + i] = key_of(ix, iy, iz, p.curve);
 }
 
 //#if F64
@@ -106,6 +112,10 @@ struct ParamsF64 {
     scale_x: f64,
     scale_y: f64,
     scale_z: f64,
+    off_x64: u32,
+    off_y64: u32,
+    off_z64: u32,
+    off_keys: u32,
 }
 
 fn quantize_f64(p: f64, lo: f64, s: f64) -> u32 {
@@ -131,9 +141,9 @@ fn sfc_keys_f64(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin
         return;
     }
     let p = params64;
-    let ix = quantize_f64(x64[i], p.min_x, p.scale_x);
-    let iy = quantize_f64(y64[i], p.min_y, p.scale_y);
-    let iz = quantize_f64(z64[i], p.min_z, p.scale_z);
-    keys[i] = key_of(ix, iy, iz, p.curve);
+    let ix = quantize_f64(x64[p.off_x64 + i], p.min_x, p.scale_x);
+    let iy = quantize_f64(y64[p.off_y64 + i], p.min_y, p.scale_y);
+    let iz = quantize_f64(z64[p.off_z64 + i], p.min_z, p.scale_z);
+    keys[p.off_keys + i] = key_of(ix, iy, iz, p.curve);
 }
 //#endif

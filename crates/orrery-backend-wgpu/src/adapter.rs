@@ -42,11 +42,16 @@ pub struct WgpuOptions {
     /// Use f64 shaders where the adapter has them (default `true`); otherwise f64
     /// reductions and keys return [`Error::Unsupported`].
     pub f64: bool,
+    /// Bind views at multiples of this many bytes instead of the adapter's
+    /// `min_storage_buffer_offset_alignment` (rounded up to a multiple of it; `None`: the
+    /// adapter's). Views in between reach kernels through their `off_*` fields, so a
+    /// large value exercises that path on adapters whose alignment is small (lavapipe).
+    pub view_alignment: Option<u32>,
 }
 
 impl Default for WgpuOptions {
     fn default() -> Self {
-        Self { adapter: None, backends: None, subgroups: true, timestamps: true, f64: true }
+        Self { adapter: None, backends: None, subgroups: true, timestamps: true, f64: true, view_alignment: None }
     }
 }
 

@@ -15,6 +15,20 @@
 //! batch's command buffers and after every earlier submission. So the steady state
 //! creates no buffers for parameters, only a bind group per dispatch.
 //!
+//! # Views
+//! Kernels bind views ([`Arg`]): storage bindings must start at a multiple of the
+//! device's `min_storage_buffer_offset_alignment`, so a view is bound from the largest
+//! such offset at or below its start (that is also a multiple of the binding's array
+//! stride) to the end of the allocation, and the remaining element offset goes to the
+//! kernel's `off_<binding variable>` parameter field, which [`Recorder::dispatch`] fills.
+//! A view that needs an offset for a kernel without that field is an
+//! [`Error::KernelSignature`].
+//!
+//! # Capture
+//! While [`orrery_core::Executor::record`] runs, the recording thread's commands go into
+//! a [`crate::record::Capture`] instead of the encoder (other threads keep using the
+//! stream normally); operations that cannot be replayed return [`Error::Recording`].
+//!
 //! # Errors
 //! Allocation runs inside error scopes (out of memory and validation are reported at
 //! once). Errors of asynchronous work go to the device's uncaptured-error handler, which
@@ -26,10 +40,13 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use orrery_core::executor::grown_capacity;
+use orrery_core::gpu::Define;
 use orrery_core::{Error, Result};
 
 use crate::adapter::{BACKEND, Capabilities, Opened};
-use crate::pipeline_cache::{BindingKind, Pipeline, PipelineCache};
+use crate::pipeline_cache::{MemberType, ModuleSpec, Pipeline, PipelineCache};
+use crate::primitives::Params;
+use crate::record::{Capture, CapturedGrid};
 use crate::shaders::{self, CoreModule};
 
 /// Smallest uniform parameter arena of one batch: at least 256 parameter slots at the
@@ -43,9 +60,12 @@ pub(crate) const MAX_BATCH_COMMANDS: usize = 1024;
 /// Smallest allocation: wgpu forbids zero-sized bindings, and a binding must hold at
 /// least one element of the array type the shader declares (up to 16 bytes for `vec4`).
 pub(crate) const MIN_BUFFER_BYTES: u64 = 256;
-/// Usage of every executor buffer.
-pub(crate) const STORAGE_USAGE: wgpu::BufferUsages =
-    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
+/// Usage of every executor buffer (INDIRECT: any buffer may hold indirect-launch
+/// arguments).
+pub(crate) const STORAGE_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::INDIRECT);
 
 /// Scratch buffers owned by the executor: grown with headroom, never shrunk, shared by
 /// the primitives (each primitive holds the recorder for its whole recording, so two
@@ -68,6 +88,60 @@ pub(crate) enum Scratch {
 
 const SCRATCH_SLOTS: usize = 6;
 
+/// A buffer range a kernel binds or a copy moves: the allocation, the view's byte
+/// offset and length, and whether the operation may write it.
+#[derive(Clone, Copy)]
+pub(crate) struct Arg<'a> {
+    /// The allocation.
+    pub buf: &'a Arc<wgpu::Buffer>,
+    /// Byte offset of the view's first element.
+    pub offset: u64,
+    /// Bytes of the view.
+    pub len: u64,
+    /// Whether the operation may write it.
+    pub writable: bool,
+}
+
+impl<'a> Arg<'a> {
+    /// A whole allocation (scratch), writable.
+    pub(crate) fn whole(buf: &'a Arc<wgpu::Buffer>) -> Self {
+        Self { buf, offset: 0, len: buf.size(), writable: true }
+    }
+
+    /// The same range, not writable.
+    pub(crate) fn read_only(self) -> Self {
+        Self { writable: false, ..self }
+    }
+
+    /// The first `len` bytes of the range.
+    pub(crate) fn with_len(self, len: u64) -> Self {
+        Self { len: len.min(self.len), ..self }
+    }
+}
+
+/// How many workgroups a dispatch runs.
+#[derive(Clone, Copy)]
+pub(crate) enum DispatchGrid<'a> {
+    /// A 1D count, spread over a 2D dispatch beyond the per-dimension limit.
+    Blocks(u32),
+    /// `[x, y, z]` read from the first three words of the view when the dispatch runs.
+    Indirect(Arg<'a>),
+}
+
+/// One storage binding of a planned dispatch: binding number, allocation, bound offset.
+pub(crate) type Bound<'a> = (u32, &'a Arc<wgpu::Buffer>, u64);
+
+/// A planned dispatch: its storage bindings and its packed parameter block (binding, bytes).
+pub(crate) type Plan<'a> = (Vec<Bound<'a>>, Option<(u32, Vec<u8>)>);
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+fn signature_error(pipeline: &Pipeline, reason: String) -> Error {
+    Error::KernelSignature { module: pipeline.module.clone(), entry: pipeline.entry.clone(), reason }
+}
+
 /// The first asynchronous error, kept until the next wait reports it.
 type ErrorSlot = Arc<Mutex<Option<Error>>>;
 
@@ -79,9 +153,11 @@ pub(crate) struct Stream {
     arena_buffer: wgpu::Buffer,
     arena_bytes: u64,
     staging: Option<(wgpu::Buffer, u64)>,
-    scratch: [Option<(wgpu::Buffer, u64)>; SCRATCH_SLOTS],
+    scratch: [Option<(Arc<wgpu::Buffer>, u64)>; SCRATCH_SLOTS],
     /// Whether queue writes wait for a submit.
     writes_pending: bool,
+    /// The capture of [`orrery_core::Executor::record`], while it runs.
+    pub(crate) capture: Option<Capture>,
 }
 
 /// Everything the executor shares between threads.
@@ -95,10 +171,18 @@ pub(crate) struct Context {
     cache: Mutex<PipelineCache>,
     stream: Mutex<Stream>,
     errors: ErrorSlot,
-    hilbert_table: OnceLock<wgpu::Buffer>,
+    hilbert_table: OnceLock<Arc<wgpu::Buffer>>,
+    /// A small read-only buffer bound where a kernel's optional input is absent (the
+    /// count slot of an uncounted scan).
+    pub dummy: Arc<wgpu::Buffer>,
+    /// Bytes at whose multiples views are bound (the adapter's storage offset alignment
+    /// or the coarser [`crate::WgpuOptions::view_alignment`]).
+    pub view_alignment: u32,
+    /// Typed declarations already checked: (module key, signature address).
+    pub signatures: Mutex<std::collections::HashSet<(String, String, usize)>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data behind; keep going.
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -116,8 +200,11 @@ fn from_wgpu(e: &wgpu::Error, operation: &str) -> Error {
 
 impl Context {
     /// Wraps an opened device. Subgroups are off until [`Context::probe_subgroups`].
-    pub(crate) fn new(opened: Opened, timestamps: bool, f64: bool) -> Result<Self> {
+    pub(crate) fn new(opened: Opened, options: &crate::adapter::WgpuOptions) -> Result<Self> {
+        let (timestamps, f64) = (options.timestamps, options.f64);
         let Opened { device, queue, info, features, limits } = opened;
+        let device_alignment = limits.min_storage_buffer_offset_alignment.max(4);
+        let view_alignment = options.view_alignment.map_or(device_alignment, |a| a.max(1).next_multiple_of(device_alignment));
         let errors: ErrorSlot = Arc::new(Mutex::new(None));
         let slot = errors.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
@@ -161,7 +248,14 @@ impl Context {
             staging: None,
             scratch: Default::default(),
             writes_pending: false,
+            capture: None,
         };
+        let dummy = Arc::new(device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("orrery dummy"),
+            size: MIN_BUFFER_BYTES,
+            usage: STORAGE_USAGE,
+            mapped_at_creation: false,
+        }));
         let ctx = Self {
             device,
             queue,
@@ -172,6 +266,9 @@ impl Context {
             stream: Mutex::new(stream),
             errors,
             hilbert_table: OnceLock::new(),
+            dummy,
+            view_alignment,
+            signatures: Mutex::default(),
         };
         ctx.take_error("device creation")?;
         Ok(ctx)
@@ -186,15 +283,15 @@ impl Context {
             return Ok(());
         }
         let w = shaders::WORKGROUP as usize;
-        let out = self.create_buffer(((2 * w + 1) * 4) as u64, STORAGE_USAGE, "orrery subgroup probe")?;
+        let out = Arc::new(self.create_buffer(((2 * w + 1) * 4) as u64, STORAGE_USAGE, "orrery subgroup probe")?);
         let mut words = vec![0u32; 2 * w + 1];
         {
             let mut rec = self.recorder();
             let Ok(pipeline) = rec.pipeline_with(shaders::PROBE, &["SUBGROUP"], "probe_subgroups") else {
                 return Ok(());
             };
-            rec.dispatch(&pipeline, &[&out], &[], 1)?;
-            rec.read_bytes(&out, 0, bytemuck::cast_slice_mut(&mut words))?;
+            rec.dispatch(&pipeline, &[Arg::whole(&out)], &Params::new(), DispatchGrid::Blocks(1))?;
+            rec.read_bytes(Arg::whole(&out), bytemuck::cast_slice_mut(&mut words))?;
         }
         if let Some(size) = probe_verdict(&words, w) {
             self.subgroups = true;
@@ -220,28 +317,52 @@ impl Context {
     }
 
     /// A pipeline of a user or core kernel; `SUBGROUP` is added to `defines` when the
-    /// subgroup paths are on.
+    /// subgroup paths are on. `consts` are a [`orrery_core::gpu::KernelSource`]'s defines.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn pipeline(
         &self,
         name: &str,
         wgsl: &str,
         defines: &[&str],
+        consts: &[Define],
         entry: &str,
         workgroup_size: u32,
+        shared_words: u32,
         core: bool,
     ) -> Result<Arc<Pipeline>> {
+        let all = self.defines(defines);
+        let spec = ModuleSpec { name, wgsl, defines: &all, consts };
+        lock(&self.cache).pipeline(&self.device, &spec, entry, workgroup_size, shared_words, !core)
+    }
+
+    /// `defines` with `SUBGROUP` when the subgroup paths are on, sorted.
+    fn defines<'d>(&self, defines: &[&'d str]) -> Vec<&'d str> {
         let mut all: Vec<&str> = defines.to_vec();
         if self.subgroups && !all.contains(&"SUBGROUP") {
             all.push("SUBGROUP");
         }
         all.sort_unstable();
-        lock(&self.cache).pipeline(&self.device, name, wgsl, &all, entry, workgroup_size, !core)
+        all
     }
 
-    /// Compiles a module without building pipelines.
-    pub(crate) fn prepare_module(&self, name: &str, wgsl: &str) -> Result<()> {
-        let defines: &[&str] = if self.subgroups { &["SUBGROUP"] } else { &[] };
-        lock(&self.cache).module(&self.device, name, wgsl, defines).map(|_| ())
+    /// Compiles a module without building pipelines; returns the reflected bindings of
+    /// `entry` when asked for one.
+    pub(crate) fn module_entry(
+        &self,
+        name: &str,
+        wgsl: &str,
+        consts: &[Define],
+        entry: Option<&str>,
+    ) -> Result<Option<Arc<crate::pipeline_cache::EntryBindings>>> {
+        let all = self.defines(&[]);
+        let spec = ModuleSpec { name, wgsl, defines: &all, consts };
+        let module = lock(&self.cache).module(&self.device, &spec)?;
+        Ok(entry.and_then(|e| module.entry(e).cloned()))
+    }
+
+    /// [`Error::Recording`] when the calling thread is recording.
+    pub(crate) fn forbid_in_capture(&self, operation: &str) -> Result<()> {
+        self.recorder().forbid(operation)
     }
 
     /// Checks `bytes` against the device's limits.
@@ -322,14 +443,14 @@ impl Context {
 
     /// The Hilbert table of `shaders/core/sfc.wgsl`: orrery_core's `ENCODE_3D`, widened
     /// to u32, uploaded once.
-    pub(crate) fn hilbert_table(&self) -> Result<wgpu::Buffer> {
+    pub(crate) fn hilbert_table(&self) -> Result<Arc<wgpu::Buffer>> {
         if let Some(t) = self.hilbert_table.get() {
             return Ok(t.clone());
         }
         let words: Vec<u32> = orrery_core::sfc::hilbert::ENCODE_3D.iter().map(|&e| u32::from(e)).collect();
         let table =
             self.create_buffer_init(bytemuck::cast_slice(&words), wgpu::BufferUsages::STORAGE, "orrery hilbert table")?;
-        Ok(self.hilbert_table.get_or_init(|| table).clone())
+        Ok(self.hilbert_table.get_or_init(|| Arc::new(table)).clone())
     }
 }
 
@@ -347,7 +468,7 @@ fn probe_verdict(words: &[u32], w: usize) -> Option<u32> {
 pub(crate) struct Recorder<'a> {
     /// The device.
     pub ctx: &'a Context,
-    stream: MutexGuard<'a, Stream>,
+    pub(crate) stream: MutexGuard<'a, Stream>,
 }
 
 /// Splits `blocks` workgroups into a 2D grid of at most `max` per dimension.
@@ -359,20 +480,29 @@ pub(crate) fn grid(blocks: u32, max: u32) -> Option<(u32, u32)> {
 impl Recorder<'_> {
     /// A pipeline of a core module.
     pub(crate) fn pipeline(&self, module: CoreModule, defines: &[&str], entry: &str) -> Result<Arc<Pipeline>> {
-        self.ctx.pipeline(module.name, module.wgsl, defines, entry, shaders::WORKGROUP, true)
+        self.ctx.pipeline(module.name, module.wgsl, defines, &[], entry, shaders::WORKGROUP, 0, true)
     }
 
     /// A pipeline of a core module with exactly `defines` (no automatic `SUBGROUP`).
     fn pipeline_with(&self, module: CoreModule, defines: &[&str], entry: &str) -> Result<Arc<Pipeline>> {
-        lock(&self.ctx.cache).pipeline(
-            &self.ctx.device,
-            module.name,
-            module.wgsl,
-            defines,
-            entry,
-            shaders::WORKGROUP,
-            false,
-        )
+        let spec = ModuleSpec { name: module.name, wgsl: module.wgsl, defines, consts: &[] };
+        lock(&self.ctx.cache).pipeline(&self.ctx.device, &spec, entry, shaders::WORKGROUP, 0, false)
+    }
+
+    /// Whether the calling thread is recording (its commands go to the capture).
+    pub(crate) fn capturing(&self) -> bool {
+        self.stream.capture.as_ref().is_some_and(Capture::is_current_thread)
+    }
+
+    /// [`Error::Recording`] naming `operation` when the calling thread is recording.
+    pub(crate) fn forbid(&self, operation: &str) -> Result<()> {
+        if self.capturing() {
+            return Err(Error::Recording {
+                backend: BACKEND,
+                reason: format!("{operation} is not allowed while recording (it cannot be part of a replayed sequence)"),
+            });
+        }
+        Ok(())
     }
 
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
@@ -390,78 +520,160 @@ impl Recorder<'_> {
         }
     }
 
-    /// Records one dispatch of `blocks` workgroups. `buffers[i]` is binding `i` and the
-    /// parameter block is the uniform at binding `buffers.len()`; bindings the entry
-    /// point does not use are left out. `params` is padded with zeros to the uniform's size.
+    /// Checks `args` and `params` against the pipeline's reflected bindings and lays
+    /// them out: the storage bindings (binding, allocation, aligned byte offset) and the
+    /// packed parameter block (binding, bytes) with every `off_<name>` field filled.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when the kernel uses a binding that was not given, or
-    /// the parameters exceed its uniform; grids beyond the device's dispatch limits.
-    pub(crate) fn dispatch(
-        &mut self,
+    /// [`Error::KernelSignature`] for a binding the launch does not provide, a read view
+    /// bound to a `read_write` binding, a view that is not a multiple of the binding's
+    /// element or needs an `off_*` field the kernel lacks, or scalars that do not match
+    /// the parameter block in count, width or type.
+    pub(crate) fn plan<'b>(
+        &self,
         pipeline: &Pipeline,
-        buffers: &[&wgpu::Buffer],
-        params: &[u8],
-        blocks: u32,
-    ) -> Result<()> {
-        if blocks == 0 {
-            return Ok(());
-        }
-        let max = self.ctx.limits.max_compute_workgroups_per_dimension;
-        let (x, y) = grid(blocks, max).ok_or_else(|| Error::InvalidArgument {
-            what: "launch blocks",
-            reason: format!("{blocks} workgroups exceed the device's {max} x {max} grid"),
-        })?;
-        let params_binding = buffers.len() as u32;
-        let mut uniform = None;
-        for (binding, kind) in &pipeline.bindings.bindings {
-            match kind {
-                BindingKind::Storage { .. } if (*binding as usize) < buffers.len() => {}
-                BindingKind::Uniform { size, .. } if *binding == params_binding => {
-                    if params.len() as u64 > *size {
-                        return Err(Error::InvalidArgument {
-                            what: "kernel scalars",
-                            reason: format!(
-                                "{} takes {size} bytes of scalars, {} were given",
-                                pipeline.label,
-                                params.len()
-                            ),
-                        });
-                    }
-                    uniform = Some(*size);
-                }
-                _ => {
-                    return Err(Error::InvalidArgument {
-                        what: "kernel arguments",
-                        reason: format!(
-                            "{} uses binding {binding} as {kind:?}, but the launch has {} buffer(s) (bindings 0..{}) and the scalars at binding {}",
-                            pipeline.label,
-                            buffers.len(),
-                            buffers.len(),
-                            buffers.len()
+        args: &[Arg<'b>],
+        params: &Params,
+    ) -> Result<Plan<'b>> {
+        let align = u64::from(self.ctx.view_alignment);
+        let nbuf = args.len();
+        let members = pipeline.bindings.uniform().map_or(&[][..], |(_, _, m)| m);
+        let mut bound = Vec::with_capacity(nbuf);
+        let mut offsets: Vec<(&str, u32)> = Vec::new();
+        for (b, read_only, stride) in pipeline.bindings.storage() {
+            let Some(arg) = args.get(b.binding as usize) else {
+                return Err(signature_error(
+                    pipeline,
+                    format!("the kernel uses binding {} ({}) but the launch has {nbuf} buffer(s)", b.binding, b.name),
+                ));
+            };
+            if !read_only && !arg.writable {
+                return Err(signature_error(
+                    pipeline,
+                    format!(
+                        "binding {} ({}) is var<storage, read_write> but the argument is a read-only view",
+                        b.binding, b.name
+                    ),
+                ));
+            }
+            let stride = u64::from(stride.unwrap_or(4)).max(1);
+            if arg.offset % stride != 0 {
+                return Err(signature_error(
+                    pipeline,
+                    format!(
+                        "binding {} ({}) has {stride}-byte elements; the view starts at byte {}",
+                        b.binding, b.name, arg.offset
+                    ),
+                ));
+            }
+            let unit = align / gcd(align, stride) * stride;
+            let (at, off) = if arg.len == 0 { (0, 0) } else { (arg.offset / unit * unit, (arg.offset % unit) / stride) };
+            if off != 0 {
+                let field = format!("off_{}", b.name);
+                if !members.iter().any(|m| m.name == field) {
+                    return Err(signature_error(
+                        pipeline,
+                        format!(
+                            "binding {} ({}) gets a view at byte offset {}, not a multiple of the adapter's \
+                             storage alignment {align}, and the kernel's parameters have no `{field}: u32`",
+                            b.binding, b.name, arg.offset
                         ),
-                    });
+                    ));
                 }
             }
+            let off = u32::try_from(off).map_err(|_| signature_error(pipeline, "element offset beyond u32".into()))?;
+            offsets.push((b.name.as_str(), off));
+            bound.push((b.binding, arg.buf, at));
         }
-        let slot = match uniform {
+        let uniform = match pipeline.bindings.uniform() {
+            None if params.is_empty() => None,
+            None => {
+                return Err(signature_error(
+                    pipeline,
+                    format!("the kernel has no parameter block but {} scalar(s) were given", params.len()),
+                ));
+            }
+            Some((binding, size, members)) => {
+                if binding as usize != nbuf {
+                    return Err(signature_error(
+                        pipeline,
+                        format!(
+                            "the kernel's parameters are at binding {binding} but the launch has {nbuf} buffer(s) \
+                             (scalars go at binding {nbuf})"
+                        ),
+                    ));
+                }
+                Some((binding, pack(pipeline, members, size, params, &offsets)?))
+            }
+        };
+        Ok((bound, uniform))
+    }
+
+    /// Records one dispatch. `args[i]` is binding `i` and the parameter block is the
+    /// uniform at binding `args.len()`; bindings the entry point does not use are left
+    /// out. Zero blocks record nothing (after the checks).
+    ///
+    /// # Errors
+    /// As [`Recorder::plan`]; grids beyond the device's dispatch limits.
+    pub(crate) fn dispatch(
+        &mut self,
+        pipeline: &Arc<Pipeline>,
+        args: &[Arg<'_>],
+        params: &Params,
+        launch: DispatchGrid<'_>,
+    ) -> Result<()> {
+        let (bound, uniform) = self.plan(pipeline, args, params)?;
+        let grid = match launch {
+            DispatchGrid::Blocks(0) => return Ok(()),
+            DispatchGrid::Blocks(blocks) => {
+                let max = self.ctx.limits.max_compute_workgroups_per_dimension;
+                let (x, y) = grid(blocks, max).ok_or_else(|| Error::InvalidArgument {
+                    what: "launch blocks",
+                    reason: format!("{blocks} workgroups exceed the device's {max} x {max} grid"),
+                })?;
+                GridRef::Direct(x, y)
+            }
+            DispatchGrid::Indirect(a) => {
+                if a.len < 12 || a.offset % 4 != 0 {
+                    return Err(Error::InvalidArgument {
+                        what: "indirect launch arguments",
+                        reason: format!("need 3 words at a 4-byte aligned offset, got {} bytes at {}", a.len, a.offset),
+                    });
+                }
+                GridRef::Indirect(a.buf, a.offset)
+            }
+        };
+        let align = u64::from(self.ctx.limits.min_uniform_buffer_offset_alignment).max(16);
+        if self.capturing() {
+            let capture = self.stream.capture.as_mut().expect("capturing");
+            let uniform = uniform.map(|(binding, bytes)| (binding, capture.push_params(&bytes, align)));
+            let grid = match grid {
+                GridRef::Direct(x, y) => CapturedGrid::Direct(x, y),
+                GridRef::Indirect(buf, offset) => CapturedGrid::Indirect(capture.buffer(buf), offset),
+            };
+            capture.dispatch(pipeline.clone(), &bound, uniform, grid);
+            return Ok(());
+        }
+        let slot = match &uniform {
             None => None,
-            Some(size) => Some(self.push_params(params, size)?),
+            Some((binding, bytes)) => Some((*binding, self.push_params(bytes, bytes.len() as u64)?)),
         };
         let mut entries = Vec::with_capacity(pipeline.bindings.bindings.len());
-        for (binding, kind) in &pipeline.bindings.bindings {
-            let resource = match kind {
-                BindingKind::Storage { .. } => buffers[*binding as usize].as_entire_binding(),
-                BindingKind::Uniform { .. } => {
-                    let (offset, size) = slot.expect("uniform slot reserved above");
-                    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &self.stream.arena_buffer,
-                        offset,
-                        size: NonZeroU64::new(size),
-                    })
-                }
-            };
-            entries.push(wgpu::BindGroupEntry { binding: *binding, resource });
+        for &(binding, buf, offset) in &bound {
+            entries.push(wgpu::BindGroupEntry {
+                binding,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: buf, offset, size: None }),
+            });
+        }
+        if let Some((binding, (offset, size))) = slot {
+            entries.push(wgpu::BindGroupEntry {
+                binding,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &self.stream.arena_buffer,
+                    offset,
+                    size: NonZeroU64::new(size),
+                }),
+            });
         }
         let bind_group = self.ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
@@ -472,7 +684,10 @@ impl Recorder<'_> {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
         pass.set_pipeline(&pipeline.compute);
         pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        match grid {
+            GridRef::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
+            GridRef::Indirect(buf, offset) => pass.dispatch_workgroups_indirect(buf, offset),
+        }
         drop(pass);
         self.maybe_flush();
         Ok(())
@@ -501,28 +716,36 @@ impl Recorder<'_> {
         Ok((offset, binding))
     }
 
-    /// Records a buffer-to-buffer copy (no-op for 0 bytes).
-    pub(crate) fn copy(
-        &mut self,
-        src: &wgpu::Buffer,
-        src_offset: u64,
-        dst: &wgpu::Buffer,
-        dst_offset: u64,
-        bytes: u64,
-    ) {
-        if bytes == 0 {
-            return;
+    /// Records a buffer-to-buffer copy of `src.len` bytes (no-op for 0 bytes).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `dst` is shorter than `src`.
+    pub(crate) fn copy(&mut self, src: Arg<'_>, dst: Arg<'_>) -> Result<()> {
+        orrery_core::executor::check_range("copy destination", dst.len as usize, 0, src.len as usize)?;
+        if src.len == 0 {
+            return Ok(());
         }
-        self.encoder().copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
+        if self.capturing() {
+            let capture = self.stream.capture.as_mut().expect("capturing");
+            capture.copy(src.buf, src.offset, dst.buf, dst.offset, src.len);
+            return Ok(());
+        }
+        self.encoder().copy_buffer_to_buffer(src.buf, src.offset, dst.buf, dst.offset, src.len);
         self.maybe_flush();
+        Ok(())
     }
 
-    /// Records zeroing the first `bytes` bytes of `buf` (no-op for 0 bytes).
-    pub(crate) fn clear(&mut self, buf: &wgpu::Buffer, bytes: u64) {
-        if bytes == 0 {
+    /// Records zeroing the bytes of `dst` (no-op for 0 bytes).
+    pub(crate) fn clear(&mut self, dst: Arg<'_>) {
+        if dst.len == 0 {
             return;
         }
-        self.encoder().clear_buffer(buf, 0, Some(bytes));
+        if self.capturing() {
+            let capture = self.stream.capture.as_mut().expect("capturing");
+            capture.clear(dst.buf, dst.offset, dst.len);
+            return;
+        }
+        self.encoder().clear_buffer(dst.buf, dst.offset, Some(dst.len));
         self.maybe_flush();
     }
 
@@ -546,19 +769,27 @@ impl Recorder<'_> {
         self.stream.writes_pending = true;
     }
 
-    /// Submits the pending batch (no wait).
-    pub(crate) fn flush(&mut self) {
+    /// Submits the pending batch (no wait); returns the submission's index when there
+    /// was one.
+    pub(crate) fn flush(&mut self) -> Option<wgpu::SubmissionIndex> {
         let encoder = self.stream.encoder.take();
         if encoder.is_none() && !self.stream.writes_pending {
-            return;
+            return None;
         }
         if !self.stream.arena.is_empty() {
             self.ctx.queue.write_buffer(&self.stream.arena_buffer, 0, &self.stream.arena);
             self.stream.arena.clear();
         }
-        self.ctx.queue.submit(encoder.map(wgpu::CommandEncoder::finish));
+        let index = self.ctx.queue.submit(encoder.map(wgpu::CommandEncoder::finish));
         self.stream.commands = 0;
         self.stream.writes_pending = false;
+        Some(index)
+    }
+
+    /// Submits `buffer` after the pending batch (a replay).
+    pub(crate) fn submit(&mut self, buffer: wgpu::CommandBuffer) {
+        self.flush();
+        self.ctx.queue.submit([buffer]);
     }
 
     /// Submits and waits until the device is idle; reports asynchronous errors.
@@ -566,6 +797,7 @@ impl Recorder<'_> {
     /// # Errors
     /// The first error of earlier asynchronous work, device loss.
     pub(crate) fn wait(&mut self, operation: &str) -> Result<()> {
+        self.forbid(operation)?;
         self.flush();
         self.ctx
             .device
@@ -574,11 +806,12 @@ impl Recorder<'_> {
         self.ctx.take_error(operation)
     }
 
-    /// Copies `out.len()` bytes from `src` at `offset` to the host, after all recorded work.
+    /// Copies `out.len()` bytes of `src` to the host, after all recorded work.
     ///
     /// # Errors
     /// As [`Recorder::wait`]; allocation of the staging buffer.
-    pub(crate) fn read_bytes(&mut self, src: &wgpu::Buffer, offset: u64, out: &mut [u8]) -> Result<()> {
+    pub(crate) fn read_bytes(&mut self, src: Arg<'_>, out: &mut [u8]) -> Result<()> {
+        self.forbid("read")?;
         let bytes = out.len() as u64;
         if bytes == 0 {
             return self.wait("read");
@@ -596,28 +829,150 @@ impl Recorder<'_> {
                 buffer
             }
         };
-        self.copy(src, offset, &staging, 0, bytes);
+        self.encoder().copy_buffer_to_buffer(src.buf, src.offset, &staging, 0, bytes);
         self.flush();
         map_read(self.ctx, &staging, bytes, out)
+    }
+
+    /// Starts copying `src` to a staging buffer of its own and mapping it; the pending
+    /// read holds the staging buffer and the mapping's completion.
+    ///
+    /// # Errors
+    /// [`Error::Recording`] while recording; allocation of the staging buffer.
+    pub(crate) fn read_async(&mut self, src: Arg<'_>) -> Result<PendingRead> {
+        self.forbid("read_async")?;
+        if src.len == 0 {
+            return Ok(PendingRead { staging: None, bytes: 0, submission: None, done: None });
+        }
+        let staging = self.ctx.create_buffer(
+            src.len,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            "orrery pending read",
+        )?;
+        self.encoder().copy_buffer_to_buffer(src.buf, src.offset, &staging, 0, src.len);
+        let submission = self.flush();
+        let (tx, rx) = mpsc::channel();
+        staging.slice(0..src.len).map_async(wgpu::MapMode::Read, move |r| {
+            // The receiver may have been dropped with the pending read.
+            let _ = tx.send(r);
+        });
+        Ok(PendingRead { staging: Some(staging), bytes: src.len, submission, done: Some(rx) })
     }
 
     /// A scratch buffer of at least `bytes` bytes; grows with headroom, never shrinks.
     ///
     /// # Errors
-    /// As [`Context::create_buffer`].
-    pub(crate) fn scratch(&mut self, slot: Scratch, bytes: u64) -> Result<wgpu::Buffer> {
+    /// As [`Context::create_buffer`]; [`Error::Recording`] when it would grow while
+    /// recording.
+    pub(crate) fn scratch(&mut self, slot: Scratch, bytes: u64) -> Result<Arc<wgpu::Buffer>> {
         let index = slot as usize;
         if let Some((buffer, capacity)) = &self.stream.scratch[index]
             && *capacity >= bytes
         {
             return Ok(buffer.clone());
         }
+        if self.capturing() {
+            return Err(Error::Recording {
+                backend: BACKEND,
+                reason: format!(
+                    "scratch growth ({slot:?} to {bytes} bytes) is not allowed while recording: call reserve first"
+                ),
+            });
+        }
         let capacity = (grown_capacity(bytes as usize) as u64).max(MIN_BUFFER_BYTES).next_multiple_of(8);
         // The headroom must not push a legal size over the limit.
         let capacity = if self.ctx.check_size(capacity, STORAGE_USAGE).is_ok() { capacity } else { bytes };
-        let buffer = self.ctx.create_buffer(capacity, STORAGE_USAGE, "orrery scratch")?;
+        let buffer = Arc::new(self.ctx.create_buffer(capacity, STORAGE_USAGE, "orrery scratch")?);
         self.stream.scratch[index] = Some((buffer.clone(), capacity));
         Ok(buffer)
+    }
+}
+
+/// A dispatch grid with its indirect buffer borrowed.
+enum GridRef<'a> {
+    Direct(u32, u32),
+    Indirect(&'a Arc<wgpu::Buffer>, u64),
+}
+
+/// Packs `params` (the non-`off_*` members, in order) and the element offsets of the
+/// bound views (the `off_*` members) into a parameter block of `size` bytes.
+fn pack(pipeline: &Pipeline, members: &[crate::pipeline_cache::Member], size: u64, params: &Params, offsets: &[(&str, u32)]) -> Result<Vec<u8>> {
+    let mut out = vec![0u8; size as usize];
+    let scalars: Vec<&crate::pipeline_cache::Member> = members.iter().filter(|m| m.offset_of().is_none()).collect();
+    if scalars.len() != params.len() {
+        return Err(signature_error(
+            pipeline,
+            format!("the kernel takes {} scalar(s), {} were given", scalars.len(), params.len()),
+        ));
+    }
+    let mut values = params.values();
+    for m in members {
+        let at = m.offset as usize;
+        if let Some(var) = m.offset_of() {
+            if m.ty != MemberType::U32 {
+                return Err(signature_error(pipeline, format!("`{}` must be a u32 element offset", m.name)));
+            }
+            let off = offsets.iter().find(|(n, _)| *n == var).map_or(0, |&(_, o)| o);
+            out[at..at + 4].copy_from_slice(&off.to_le_bytes());
+            continue;
+        }
+        let (bytes, ty) = values.next().expect("counted above");
+        if bytes.len() != m.size as usize || ty.is_some_and(|t| m.ty != MemberType::Other && t != m.ty) {
+            return Err(signature_error(
+                pipeline,
+                format!(
+                    "scalar `{}` of the kernel is {:?} ({} bytes), the launch gives {} ({} bytes)",
+                    m.name,
+                    m.ty,
+                    m.size,
+                    ty.map_or_else(|| "raw bytes".to_owned(), |t| format!("{t:?}")),
+                    bytes.len()
+                ),
+            ));
+        }
+        out[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+    Ok(out)
+}
+
+/// A copy to the host in flight: its own staging buffer, the submission that copies
+/// into it, and the completion of its mapping.
+pub(crate) struct PendingRead {
+    staging: Option<wgpu::Buffer>,
+    bytes: u64,
+    submission: Option<wgpu::SubmissionIndex>,
+    done: Option<mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>>,
+}
+
+impl PendingRead {
+    /// Waits for this read's submission and mapping (not for later work) and copies the
+    /// bytes into `out` (`out.len() == bytes`).
+    pub(crate) fn wait(self, ctx: &Context, out: &mut [u8]) -> Result<()> {
+        let (Some(staging), Some(done)) = (self.staging, self.done) else { return Ok(()) };
+        let poll = wgpu::PollType::Wait { submission_index: self.submission, timeout: None };
+        ctx.device.poll(poll).map_err(|e| device_error("wait", e.to_string()))?;
+        let mapped = loop {
+            match done.try_recv() {
+                Ok(r) => break r,
+                Err(mpsc::TryRecvError::Empty) => {
+                    ctx.device
+                        .poll(wgpu::PollType::wait_indefinitely())
+                        .map_err(|e| device_error("wait", e.to_string()))?;
+                }
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    return Err(device_error("wait", "the mapping callback was dropped"));
+                }
+            }
+        };
+        ctx.take_error("wait")?;
+        mapped.map_err(|e| device_error("wait", e.to_string()))?;
+        {
+            let slice = staging.slice(0..self.bytes);
+            let view = slice.get_mapped_range().map_err(|e| device_error("wait", e.to_string()))?;
+            out.copy_from_slice(&view[..out.len()]);
+        }
+        staging.unmap();
+        Ok(())
     }
 }
 

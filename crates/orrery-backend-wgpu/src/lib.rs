@@ -63,11 +63,13 @@ mod launch;
 mod pipeline_cache;
 pub mod preprocess;
 mod primitives;
+mod record;
 mod shaders;
 mod timing;
 
 pub use adapter::{Capabilities, WgpuOptions, parse_backend};
 pub use buffer::{WgpuBuffer, WgpuRawBuffer};
-pub use executor::WgpuExecutor;
+pub use executor::{WgpuExecutor, WgpuPending};
+pub use record::WgpuRecording;
 pub use timing::WgpuMarker;
 pub use wgpu;

@@ -14,6 +14,7 @@
 //! checked against its kernel before anything reaches the device.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use orrery_core::{Error, Result};
@@ -29,22 +30,92 @@ pub(crate) enum BindingKind {
     Storage {
         /// Whether the kernel only reads it.
         read_only: bool,
+        /// Byte stride of the array the binding holds (`array<T>`), when it is one:
+        /// the unit of its `off_<name>` field.
+        stride: Option<u32>,
     },
     /// `var<uniform>` of `size` bytes (the scalar parameter block).
     Uniform {
         /// Size of the uniform's type in bytes.
         size: u64,
-        /// `(offset, size)` in bytes of each member when the type is a struct (of a
-        /// scalar or vector type: one member at offset 0).
-        members: Vec<(u32, u32)>,
+        /// The members when the type is a struct (a scalar or vector type: one unnamed
+        /// member at offset 0).
+        members: Vec<Member>,
     },
+}
+
+/// The WGSL type of a parameter-block member, as far as launches check it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum MemberType {
+    /// `u32`.
+    U32,
+    /// `i32`.
+    I32,
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+    /// `vec2<u32>` or `u64`: a 64-bit integer, low word first.
+    U64,
+    /// Anything else (arrays, other vectors): checked by size only.
+    Other,
+}
+
+/// One member of a kernel's parameter block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Member {
+    /// Its name (`off_<binding variable>` members are filled by the executor).
+    pub name: String,
+    /// Byte offset.
+    pub offset: u32,
+    /// Byte size.
+    pub size: u32,
+    /// Its type.
+    pub ty: MemberType,
+}
+
+impl Member {
+    /// The binding variable whose element offset this member receives, for `off_<name>`.
+    pub(crate) fn offset_of(&self) -> Option<&str> {
+        self.name.strip_prefix("off_")
+    }
+}
+
+/// One binding an entry point uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::struct_field_names)]
+pub(crate) struct Binding {
+    /// The binding number (group 0).
+    pub binding: u32,
+    /// The variable's name.
+    pub name: String,
+    /// What it is.
+    pub kind: BindingKind,
 }
 
 /// The bindings (group 0) one entry point uses, sorted by binding number.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EntryBindings {
-    /// `(binding, kind)` for every resource the entry point statically uses.
-    pub bindings: Vec<(u32, BindingKind)>,
+    /// Every resource the entry point statically uses.
+    pub bindings: Vec<Binding>,
+}
+
+impl EntryBindings {
+    /// The uniform parameter block: its binding, size and members.
+    pub(crate) fn uniform(&self) -> Option<(u32, u64, &[Member])> {
+        self.bindings.iter().find_map(|b| match &b.kind {
+            BindingKind::Uniform { size, members } => Some((b.binding, *size, members.as_slice())),
+            BindingKind::Storage { .. } => None,
+        })
+    }
+
+    /// The storage bindings.
+    pub(crate) fn storage(&self) -> impl Iterator<Item = (&Binding, bool, Option<u32>)> {
+        self.bindings.iter().filter_map(|b| match b.kind {
+            BindingKind::Storage { read_only, stride } => Some((b, read_only, stride)),
+            BindingKind::Uniform { .. } => None,
+        })
+    }
 }
 
 /// A shader module compiled for this device.
@@ -55,6 +126,15 @@ pub(crate) struct CompiledModule {
     entries: HashMap<String, Arc<EntryBindings>>,
     /// Whether the module declares `override WORKGROUP_SIZE`.
     has_workgroup_override: bool,
+    /// Whether the module declares `override DYNAMIC_SHARED_WORDS`.
+    has_shared_override: bool,
+}
+
+impl CompiledModule {
+    /// The reflected bindings of `entry`.
+    pub(crate) fn entry(&self, entry: &str) -> Option<&Arc<EntryBindings>> {
+        self.entries.get(entry)
+    }
 }
 
 /// A compute pipeline with the layout of its bind group.
@@ -65,12 +145,49 @@ pub(crate) struct Pipeline {
     pub layout: wgpu::BindGroupLayout,
     /// The entry point's bindings.
     pub bindings: Arc<EntryBindings>,
-    /// Module and entry point, for error messages.
-    pub label: String,
+    /// Module name and entry point, for [`orrery_core::Error::KernelSignature`].
+    pub module: String,
+    /// The entry point.
+    pub entry: String,
+}
+
+/// What a module is compiled from: its name, source, preprocessor defines (sorted; they
+/// include `SUBGROUP` when the executor runs subgroups) and the `const` defines of a
+/// [`orrery_core::gpu::KernelSource`] (prepended as `const NAME = VALUE;` lines).
+#[derive(Clone, Copy)]
+pub(crate) struct ModuleSpec<'a> {
+    /// Module name.
+    pub name: &'a str,
+    /// WGSL before preprocessing.
+    pub wgsl: &'a str,
+    /// Preprocessor names.
+    pub defines: &'a [&'a str],
+    /// The source's defines (with or without values).
+    pub consts: &'a [orrery_core::gpu::Define],
+}
+
+impl ModuleSpec<'_> {
+    /// The cache key: name, preprocessor names, and the valued defines.
+    fn key(&self) -> ModuleKey {
+        let mut consts: Vec<String> = self.consts.iter().map(|d| format!("{}={}", d.name, d.value)).collect();
+        consts.sort_unstable();
+        (self.name.to_owned(), format!("{}|{}", self.defines.join(","), consts.join(",")))
+    }
+
+    /// The text compiled: the valued defines as `const` lines, then the source.
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for d in self.consts.iter().filter(|d| !d.value.is_empty()) {
+            // Writing to a String cannot fail.
+            let _ = writeln!(out, "const {} = {};", d.name, d.value);
+        }
+        out.push_str(self.wgsl);
+        out
+    }
 }
 
 type ModuleKey = (String, String);
-type PipelineKey = (String, String, String, u32);
+type PipelineKey = (ModuleKey, String, u32, u32);
 
 /// The cache.
 #[derive(Default)]
@@ -99,8 +216,32 @@ fn capabilities(features: wgpu::Features) -> naga::valid::Capabilities {
     caps
 }
 
+/// What [`reflect`] finds.
+struct Reflected {
+    entries: HashMap<String, Arc<EntryBindings>>,
+    workgroup_override: bool,
+    shared_override: bool,
+}
+
+/// The checked type of a uniform member.
+fn member_type(inner: &naga::TypeInner) -> MemberType {
+    use naga::{ScalarKind as K, TypeInner as T, VectorSize};
+    match inner {
+        T::Scalar(s) => match (s.kind, s.width) {
+            (K::Uint, 4) => MemberType::U32,
+            (K::Sint, 4) => MemberType::I32,
+            (K::Float, 4) => MemberType::F32,
+            (K::Float, 8) => MemberType::F64,
+            (K::Uint, 8) => MemberType::U64,
+            _ => MemberType::Other,
+        },
+        T::Vector { size: VectorSize::Bi, scalar } if scalar.kind == K::Uint && scalar.width == 4 => MemberType::U64,
+        _ => MemberType::Other,
+    }
+}
+
 /// Parses, validates and reflects a preprocessed WGSL source.
-fn reflect(name: &str, text: &str, features: wgpu::Features) -> Result<(HashMap<String, Arc<EntryBindings>>, bool)> {
+fn reflect(name: &str, text: &str, features: wgpu::Features) -> Result<Reflected> {
     let module = naga::front::wgsl::parse_str(text).map_err(|e| compile_error(name, "WGSL", e.emit_to_string(text)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities(features))
         .validate(&module)
@@ -129,16 +270,29 @@ fn reflect(name: &str, text: &str, features: wgpu::Features) -> Result<(HashMap<
             }
             let kind = match var.space {
                 naga::AddressSpace::Storage { access } => {
-                    BindingKind::Storage { read_only: !access.contains(naga::StorageAccess::STORE) }
+                    let stride = match &module.types[var.ty].inner {
+                        naga::TypeInner::Array { stride, .. } => Some(*stride),
+                        _ => None,
+                    };
+                    BindingKind::Storage { read_only: !access.contains(naga::StorageAccess::STORE), stride }
                 }
                 naga::AddressSpace::Uniform => {
                     let inner = &module.types[var.ty].inner;
                     let size = inner.size(module.to_ctx());
                     let members = match inner {
-                        naga::TypeInner::Struct { members, .. } => {
-                            members.iter().map(|m| (m.offset, module.types[m.ty].inner.size(module.to_ctx()))).collect()
-                        }
-                        _ => vec![(0, size)],
+                        naga::TypeInner::Struct { members, .. } => members
+                            .iter()
+                            .map(|m| {
+                                let inner = &module.types[m.ty].inner;
+                                Member {
+                                    name: m.name.clone().unwrap_or_default(),
+                                    offset: m.offset,
+                                    size: inner.size(module.to_ctx()),
+                                    ty: member_type(inner),
+                                }
+                            })
+                            .collect(),
+                        other => vec![Member { name: String::new(), offset: 0, size, ty: member_type(other) }],
                     };
                     BindingKind::Uniform { size: u64::from(size), members }
                 }
@@ -153,20 +307,27 @@ fn reflect(name: &str, text: &str, features: wgpu::Features) -> Result<(HashMap<
                     ));
                 }
             };
-            bindings.push((binding.binding, kind));
+            bindings.push(Binding { binding: binding.binding, name: var.name.clone().unwrap_or_default(), kind });
         }
-        bindings.sort_by_key(|b| b.0);
-        if let Some(pair) = bindings.windows(2).find(|w| w[0].0 == w[1].0) {
+        bindings.sort_by_key(|b| b.binding);
+        if let Some(pair) = bindings.windows(2).find(|w| w[0].binding == w[1].binding) {
             return Err(compile_error(
                 name,
                 "WGSL",
-                format!("entry point {} uses binding {} twice", ep.name, pair[0].0),
+                format!("entry point {} uses binding {} twice", ep.name, pair[0].binding),
+            ));
+        }
+        if bindings.iter().filter(|b| matches!(b.kind, BindingKind::Uniform { .. })).count() > 1 {
+            return Err(compile_error(
+                name,
+                "WGSL",
+                format!("entry point {} uses more than one uniform: the scalars are one struct", ep.name),
             ));
         }
         entries.insert(ep.name.clone(), Arc::new(EntryBindings { bindings }));
     }
-    let has_override = module.overrides.iter().any(|(_, o)| o.name.as_deref() == Some("WORKGROUP_SIZE"));
-    Ok((entries, has_override))
+    let has = |n: &str| module.overrides.iter().any(|(_, o)| o.name.as_deref() == Some(n));
+    Ok(Reflected { entries, workgroup_override: has("WORKGROUP_SIZE"), shared_override: has("DYNAMIC_SHARED_WORDS") })
 }
 
 /// Runs `f` inside a validation error scope; a validation error becomes `on_error(message)`.
@@ -184,21 +345,18 @@ pub(crate) fn with_validation<R>(
 }
 
 impl PipelineCache {
-    /// The module `name` compiled from `wgsl` with `defines`, compiling it on first use.
-    pub(crate) fn module(
-        &mut self,
-        device: &wgpu::Device,
-        name: &str,
-        wgsl: &str,
-        defines: &[&str],
-    ) -> Result<Arc<CompiledModule>> {
-        let key = (name.to_owned(), defines.join(","));
+    /// The module of `spec`, compiling it on first use.
+    pub(crate) fn module(&mut self, device: &wgpu::Device, spec: &ModuleSpec<'_>) -> Result<Arc<CompiledModule>> {
+        let key = spec.key();
         if let Some(m) = self.modules.get(&key) {
             return Ok(m.clone());
         }
-        let text = preprocess(wgsl, defines, &shaders::include)
+        let name = spec.name;
+        let mut names: Vec<&str> = spec.defines.to_vec();
+        names.extend(spec.consts.iter().map(|d| d.name));
+        let text = preprocess(&spec.text(), &names, &shaders::include)
             .map_err(|log| compile_error(name, "WGSL preprocessor", log))?;
-        let (entries, has_workgroup_override) = reflect(name, &text, device.features())?;
+        let reflected = reflect(name, &text, device.features())?;
         let module = with_validation(
             device,
             || {
@@ -209,30 +367,39 @@ impl PipelineCache {
             },
             |log| compile_error(name, "WGSL", log),
         )?;
-        let compiled = Arc::new(CompiledModule { module, entries, has_workgroup_override });
+        let compiled = Arc::new(CompiledModule {
+            module,
+            entries: reflected.entries,
+            has_workgroup_override: reflected.workgroup_override,
+            has_shared_override: reflected.shared_override,
+        });
         self.modules.insert(key, compiled.clone());
         Ok(compiled)
     }
 
-    /// The pipeline of `entry` in module `name` with `WORKGROUP_SIZE = workgroup_size`.
-    /// `zero_workgroup_memory: false` is only for kernels that never read shared memory
-    /// before writing it (WGSL otherwise promises zeroes).
-    #[allow(clippy::too_many_arguments)]
+    /// The pipeline of `entry` in the module of `spec` with `WORKGROUP_SIZE =
+    /// workgroup_size` and, when the module declares it, `DYNAMIC_SHARED_WORDS =
+    /// shared_words` (at least 1). `zero_workgroup_memory: false` is only for kernels
+    /// that never read shared memory before writing it (WGSL otherwise promises zeroes).
+    ///
+    /// # Errors
+    /// Compile errors; [`Error::KernelSignature`] for dynamic shared memory asked of a
+    /// module without the override.
     pub(crate) fn pipeline(
         &mut self,
         device: &wgpu::Device,
-        name: &str,
-        wgsl: &str,
-        defines: &[&str],
+        spec: &ModuleSpec<'_>,
         entry: &str,
         workgroup_size: u32,
+        shared_words: u32,
         zero_workgroup_memory: bool,
     ) -> Result<Arc<Pipeline>> {
-        let key = (name.to_owned(), defines.join(","), entry.to_owned(), workgroup_size);
+        let key = (spec.key(), entry.to_owned(), workgroup_size, shared_words);
         if let Some(p) = self.pipelines.get(&key) {
             return Ok(p.clone());
         }
-        let module = self.module(device, name, wgsl, defines)?;
+        let name = spec.name;
+        let module = self.module(device, spec)?;
         let bindings = module.entries.get(entry).cloned().ok_or_else(|| {
             let mut names: Vec<&str> = module.entries.keys().map(String::as_str).collect();
             names.sort_unstable();
@@ -242,16 +409,27 @@ impl PipelineCache {
                 format!("no compute entry point {entry:?}; the module has {}", names.join(", ")),
             )
         })?;
+        if shared_words > 0 && !module.has_shared_override {
+            return Err(Error::KernelSignature {
+                module: name.to_owned(),
+                entry: entry.to_owned(),
+                reason: format!(
+                    "the launch asks for {} bytes of dynamic shared memory but the module declares no \
+                     `override DYNAMIC_SHARED_WORDS: u32;`",
+                    u64::from(shared_words) * 4
+                ),
+            });
+        }
         let label = format!("{name}::{entry}");
         let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
             .bindings
             .iter()
-            .map(|(binding, kind)| wgpu::BindGroupLayoutEntry {
-                binding: *binding,
+            .map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b.binding,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
-                    ty: match kind {
-                        BindingKind::Storage { read_only } => {
+                    ty: match &b.kind {
+                        BindingKind::Storage { read_only, .. } => {
                             wgpu::BufferBindingType::Storage { read_only: *read_only }
                         }
                         BindingKind::Uniform { .. } => wgpu::BufferBindingType::Uniform,
@@ -262,11 +440,13 @@ impl PipelineCache {
                 count: None,
             })
             .collect();
-        let constants: Vec<(&str, f64)> = if module.has_workgroup_override {
-            vec![("WORKGROUP_SIZE", f64::from(workgroup_size))]
-        } else {
-            Vec::new()
-        };
+        let mut constants: Vec<(&str, f64)> = Vec::new();
+        if module.has_workgroup_override {
+            constants.push(("WORKGROUP_SIZE", f64::from(workgroup_size)));
+        }
+        if module.has_shared_override {
+            constants.push(("DYNAMIC_SHARED_WORDS", f64::from(shared_words.max(1))));
+        }
         let (pipeline, layout) = with_validation(
             device,
             || {
@@ -296,7 +476,8 @@ impl PipelineCache {
             },
             |log| compile_error(name, &format!("WGSL pipeline {entry} (workgroup size {workgroup_size})"), log),
         )?;
-        let pipeline = Arc::new(Pipeline { compute: pipeline, layout, bindings, label });
+        let pipeline =
+            Arc::new(Pipeline { compute: pipeline, layout, bindings, module: name.to_owned(), entry: entry.to_owned() });
         self.pipelines.insert(key, pipeline.clone());
         Ok(pipeline)
     }

@@ -4,21 +4,21 @@ use orrery_core::executor::unsupported;
 use orrery_core::sfc::{Curve, KeyMapper};
 use orrery_core::{DType, Real, Result};
 
-use super::{Params, per_element};
+use super::{Arg, Params, blocks, count, per_element};
 use crate::context::Recorder;
 use crate::shaders::SFC;
 
-/// `keys[i] = mapper.key_clamped(x[i], y[i], z[i])` for `i < n`.
+/// `keys[i] = mapper.key_clamped(x[i], y[i], z[i])` for every key of the view.
 ///
 /// # Errors
 /// [`orrery_core::Error::Unsupported`] for f64 positions without `SHADER_F64`.
 pub(crate) fn sfc_keys<T: Real>(
     rec: &mut Recorder<'_>,
-    xyz: [&wgpu::Buffer; 3],
-    n: u32,
+    xyz: [Arg<'_>; 3],
     mapper: &KeyMapper<T, u64>,
-    keys: &wgpu::Buffer,
+    keys: Arg<'_>,
 ) -> Result<()> {
+    let n = count((keys.len / 8) as usize, "positions")?;
     let f64 = T::DTYPE == DType::F64;
     if f64 && !rec.ctx.caps.f64 {
         return Err(unsupported(
@@ -39,10 +39,10 @@ pub(crate) fn sfc_keys<T: Real>(
     };
     let min = mapper.bbox().min();
     let scale = mapper.scale();
-    let size = size_of::<T>();
     let mut params = Params::new().u32(n).u32(curve);
     for v in [min[0], min[1], min[2], scale[0], scale[1], scale[2]] {
-        params = params.bytes(bytemuck::bytes_of(&v), size);
+        params = params.bytes(bytemuck::bytes_of(&v));
     }
-    rec.dispatch(&pipeline, &[xyz[0], xyz[1], xyz[2], keys, &table], params.as_slice(), per_element(n))
+    let table = Arg::whole(&table).read_only();
+    rec.dispatch(&pipeline, &[xyz[0], xyz[1], xyz[2], keys, table], &params, blocks(per_element(n)))
 }

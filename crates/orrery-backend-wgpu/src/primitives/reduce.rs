@@ -3,7 +3,7 @@
 use orrery_core::executor::unsupported;
 use orrery_core::{DType, Element, ReduceOp, Result};
 
-use super::Params;
+use super::{Arg, Params, blocks, count};
 use crate::context::{Recorder, Scratch};
 use crate::shaders::{REDUCE, REDUCE_TILE};
 
@@ -28,17 +28,11 @@ fn op_define(op: ReduceOp) -> &'static str {
     }
 }
 
-/// `output[0]` = reduction of `input[0..n]` with `op` (the identity for `n = 0`).
+/// `output[0]` = reduction of `input` with `op` (the identity when it is empty).
 ///
 /// # Errors
 /// [`orrery_core::Error::Unsupported`] for f64 without `SHADER_F64`.
-pub(crate) fn reduce<T: Element>(
-    rec: &mut Recorder<'_>,
-    input: &wgpu::Buffer,
-    n: u32,
-    op: ReduceOp,
-    output: &wgpu::Buffer,
-) -> Result<()> {
+pub(crate) fn reduce<T: Element>(rec: &mut Recorder<'_>, input: Arg<'_>, op: ReduceOp, output: Arg<'_>) -> Result<()> {
     if T::DTYPE == DType::F64 && !rec.ctx.caps.f64 {
         return Err(unsupported(
             "wgpu",
@@ -46,6 +40,7 @@ pub(crate) fn reduce<T: Element>(
             &format!("adapter {} has no SHADER_F64 (or it was disabled)", rec.ctx.caps.adapter),
         ));
     }
+    let n = count((input.len / size_of::<T>() as u64) as usize, "reduce input")?;
     let mut defines = vec![type_define(T::DTYPE), op_define(op)];
     // Subgroup reductions only where the result cannot depend on the order.
     if rec.ctx.subgroups && matches!(T::DTYPE, DType::U32 | DType::I32) {
@@ -56,13 +51,13 @@ pub(crate) fn reduce<T: Element>(
     let tiles = n.div_ceil(REDUCE_TILE);
     let last = rec.pipeline(REDUCE, &defines, "reduce_final")?;
     if tiles == 0 {
-        let params = Params::new().u32(0).u32(0).bytes(identity, identity.len());
-        return rec.dispatch(&last, &[input, output], params.as_slice(), 1);
+        let params = Params::new().u32(0).u32(0).bytes(identity);
+        return rec.dispatch(&last, &[input, output], &params, blocks(1));
     }
     let partials = rec.scratch(Scratch::ReducePartials, u64::from(tiles) * size_of::<T>() as u64)?;
     let first = rec.pipeline(REDUCE, &defines, "reduce_tiles")?;
-    let params = Params::new().u32(n).u32(tiles).bytes(identity, identity.len());
-    rec.dispatch(&first, &[input, &partials], params.as_slice(), tiles)?;
-    let params = Params::new().u32(tiles).u32(1).bytes(identity, identity.len());
-    rec.dispatch(&last, &[&partials, output], params.as_slice(), 1)
+    let params = Params::new().u32(n).u32(tiles).bytes(identity);
+    rec.dispatch(&first, &[input, Arg::whole(&partials)], &params, blocks(tiles))?;
+    let params = Params::new().u32(tiles).u32(1).bytes(identity);
+    rec.dispatch(&last, &[Arg::whole(&partials).read_only(), output], &params, blocks(1))
 }

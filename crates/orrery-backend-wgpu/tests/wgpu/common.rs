@@ -98,3 +98,24 @@ pub fn each(mut f: impl FnMut(&str, &WgpuExecutor)) {
         f(label, exec);
     }
 }
+
+/// The default executor with views bound at multiples of 256 bytes, so views at other
+/// offsets go through the kernels' `off_*` fields even where the adapter's alignment is
+/// small (lavapipe); created once. `None` without an adapter.
+pub fn coarse() -> Option<&'static WgpuExecutor> {
+    static COARSE: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
+    COARSE
+        .get_or_init(|| {
+            executor()?;
+            Some(open(&WgpuOptions { view_alignment: Some(256), ..base_options() }).expect("a coarse-alignment executor"))
+        })
+        .as_ref()
+}
+
+/// Runs `f` on every executor of [`executors`] and on [`coarse`].
+pub fn each_view(mut f: impl FnMut(&str, &WgpuExecutor)) {
+    each(&mut f);
+    if let Some(e) = coarse() {
+        f("coarse view alignment (256 bytes)", e);
+    }
+}

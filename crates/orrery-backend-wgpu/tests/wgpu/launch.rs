@@ -9,6 +9,7 @@ use crate::common::each;
 const KERNELS: KernelSource = KernelSource {
     name: "test/launch",
     cuda: "",
+    defines: &[],
     wgsl: r"
 //#include core/common
 
@@ -148,17 +149,20 @@ fn launch_errors_name_the_problem() {
         let launch = Launch { blocks: 1, threads: 64 };
         // Too few scalars.
         let r = e.launch(&KERNELS, "axpy", launch, &args(&[Scalar::U32(4)]));
-        assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{label}: {r:?}");
+        assert!(matches!(r, Err(Error::KernelSignature { .. })), "{label}: {r:?}");
         // A u32 where the kernel has a vec2<u32>.
         let r = e.launch(&KERNELS, "axpy", launch, &args(&[Scalar::U32(4), Scalar::U32(0), Scalar::F32(1.0)]));
-        assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{label}: {r:?}");
+        assert!(matches!(r, Err(Error::KernelSignature { .. })), "{label}: {r:?}");
+        // An f32 where the kernel has a u32 (same width, other type).
+        let r = e.launch(&KERNELS, "axpy", launch, &args(&[Scalar::F32(4.0), Scalar::U64(0), Scalar::F32(1.0)]));
+        assert!(matches!(r, Err(Error::KernelSignature { .. })), "{label}: {r:?}");
         // A missing buffer.
         let r = e.launch(&KERNELS, "axpy", launch, &[buf::<WgpuExecutor, f32>(&a), KernelArg::Scalar(Scalar::U32(4))]);
-        assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{label}: {r:?}");
+        assert!(matches!(r, Err(Error::KernelSignature { .. })), "{label}: {r:?}");
         // A buffer after a scalar.
         let r =
             e.launch(&KERNELS, "blocks", launch, &[KernelArg::Scalar(Scalar::U32(1)), buf::<WgpuExecutor, f32>(&a)]);
-        assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{label}: {r:?}");
+        assert!(matches!(r, Err(Error::KernelSignature { .. })), "{label}: {r:?}");
         // An unknown entry point.
         let r = e.launch(&KERNELS, "nope", launch, &[]);
         assert!(matches!(r, Err(Error::KernelCompile { .. })), "{label}: {r:?}");
@@ -170,8 +174,8 @@ fn launch_errors_name_the_problem() {
 
 #[test]
 fn kernels_that_do_not_compile_report_naga_s_message() {
-    let broken = KernelSource { name: "test/broken", cuda: "", wgsl: "fn f() -> u32 { return 1.5; }\n" };
-    let unbalanced = KernelSource { name: "test/unbalanced", cuda: "", wgsl: "//#if SUBGROUP\n" };
+    let broken = KernelSource::new("test/broken", "", "fn f() -> u32 { return 1.5; }\n");
+    let unbalanced = KernelSource::new("test/unbalanced", "", "//#if SUBGROUP\n");
     each(|label, e| {
         match e.prepare(&broken) {
             Err(Error::KernelCompile { module, log, .. }) => {

@@ -19,3 +19,4 @@ mod reduce;
 mod scan;
 mod sort;
 mod stream;
+mod views;
