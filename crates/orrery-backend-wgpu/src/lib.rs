@@ -27,10 +27,10 @@
 //! | primitive          | shader                 | launches | notes                                   |
 //! |--------------------|------------------------|----------|-----------------------------------------|
 //! | `copy`             | (encoder copy)         | 0        |                                         |
-//! | `fill`             | `data.wgsl` / clear    | 1        | by element size (4 or 8 bytes)          |
-//! | `iota`, `gather`, `scatter` | `data.wgsl`   | 1        | by element size                         |
-//! | `exclusive_scan`   | `scan.wgsl`            | 3        | reduce-then-scan                        |
-//! | `compact`          | `scan.wgsl`            | 3        | reduce-then-scan                        |
+//! | `fill`             | `data.wgsl` / clear    | 1        | 4, 8 bytes; other sizes word by word    |
+//! | `iota`, `gather`, `scatter` | `data.wgsl`   | 1        | 4, 8 bytes; other sizes word by word    |
+//! | `exclusive_scan`, `inclusive_scan`, `exclusive_scan_counted` | `scan.wgsl` | 3 | reduce-then-scan |
+//! | `compact`, `compact_counted` | `scan.wgsl`  | 3        | reduce-then-scan                        |
 //! | `reduce`           | `reduce.wgsl`          | 2        | fixed order; f64 needs `SHADER_F64`     |
 //! | `sort_pairs`       | `radix_sort.wgsl`, `scan.wgsl` | 5 per 8-bit digit | stable LSD, reduce-then-scan |
 //! | `sfc_keys`         | `sfc.wgsl`             | 1        | f64 positions need `SHADER_F64`         |
@@ -50,10 +50,18 @@
 //! See [`WgpuOptions`] and the environment variables `ORRERY_WGPU_ADAPTER`,
 //! `ORRERY_WGPU_BACKEND`, `ORRERY_WGPU_SUBGROUPS`.
 //!
+//! Every primitive takes views at any element offset: the executor binds the aligned
+//! offset below a view and passes the rest in the kernel's `off_*` fields (see
+//! [`orrery_core::gpu`] and `shaders/core/*.wgsl`).
+//!
 //! # Synchronisation
 //! Work is batched into one command encoder and submitted at `read`, `download`,
-//! `synchronize`, `write` and `mark` (or when a batch is full); no primitive waits for
-//! the device. Results of primitives (totals, counts, reductions) stay on the device.
+//! `read_async`, `synchronize`, `write` and `mark` (or when a batch is full); no
+//! primitive waits for the device. Results of primitives (totals, counts, reductions)
+//! stay on the device; `read_async` + `wait` read a status block without waiting for
+//! later work. `fork` returns a handle on the same queue (wgpu has one), so `signal` and
+//! `wait_for` are no-ops. `record` captures a sequence as commands with prebuilt bind
+//! groups and `replay` submits them as one command buffer (see `record.rs`).
 
 mod adapter;
 mod buffer;

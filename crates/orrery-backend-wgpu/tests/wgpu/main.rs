@@ -19,4 +19,5 @@ mod reduce;
 mod scan;
 mod sort;
 mod stream;
+mod v2;
 mod views;
