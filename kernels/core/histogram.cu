@@ -27,7 +27,9 @@
 // Cost model: one read of the values plus one atomic per value (shared memory for the
 // shared entries, L2 for the global one) and bins global atomics per block for the
 // shared entries. Many equal values in one warp serialise on one counter.
-// Measured cost: not measured yet.
+// Measured cost (H200, driver 580.159.04, CUDA events, median of 7; tests/new_primitives.rs
+// `timings`): 64M u32 into 256 bins 0.075 ms (3.6 TB/s of
+// values, shared_1k), 4096 bins 0.092 ms (shared_8k), 65536 bins 0.744 ms (global atomics).
 
 #define HIST_THREADS 256u
 #define HIST_ITEMS 8u

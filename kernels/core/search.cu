@@ -23,7 +23,9 @@
 // are read as bit patterns, never as floats, so NaNs and signed zeros order exactly as
 // on the host.
 //
-// Measured cost: not measured yet.
+// Measured cost (H200, driver 580.159.04, CUDA events, median of 7; tests/new_primitives.rs
+// `timings`): lower_bound of 16M random u32 queries in 16M sorted u32: 1.92 ms
+// (about 24 probes per query, the deep ones L2 misses).
 
 #define SEARCH_THREADS 256u
 #define SEARCH_MAX_BLOCKS 65535u
