@@ -5,6 +5,7 @@
 //! |----------------|-----------------------------|----------------------------------------|
 //! | `core/common`  | `shaders/core/common.wgsl`  | `WORKGROUP_SIZE`, `linear_block`, `Invocation`/`Lane`, u64-as-`vec2<u32>` helpers |
 //! | `core/wg_scan` | `shaders/core/wg_scan.wgsl` | workgroup exclusive scan of `u32`      |
+//! | `core/segment` | `shaders/core/segment.wgsl` | a position's segment by binary search in segment starts (`upper_bound_one`'s loop; the includer defines `segment_start`) |
 
 /// One WGSL module of the core primitives.
 #[derive(Debug, Clone, Copy)]
@@ -35,12 +36,14 @@ core_module!(HISTOGRAM, "core/histogram", "histogram.wgsl");
 
 const COMMON: &str = include_str!("../../../shaders/core/common.wgsl");
 const WG_SCAN: &str = include_str!("../../../shaders/core/wg_scan.wgsl");
+const SEGMENT: &str = include_str!("../../../shaders/core/segment.wgsl");
 
 /// Resolves the `//#include` names of the core snippets.
 pub(crate) fn include(name: &str) -> Option<&'static str> {
     match name {
         "core/common" => Some(COMMON),
         "core/wg_scan" => Some(WG_SCAN),
+        "core/segment" => Some(SEGMENT),
         _ => None,
     }
 }

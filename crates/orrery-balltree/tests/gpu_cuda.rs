@@ -10,7 +10,7 @@ mod gpu_common;
 use std::sync::OnceLock;
 
 use orrery_backend_cuda::{CudaExecutor, check_nvrtc, compile_module_to_cubin, compile_module_to_ptx};
-use orrery_balltree::gpu::KERNELS;
+use orrery_balltree::gpu::KERNEL_MODULES;
 
 fn cuda() -> Option<&'static CudaExecutor> {
     static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
@@ -28,7 +28,10 @@ fn kernels_compile_with_nvrtc_for_sm_90() {
         println!("skipped: {e}");
         return;
     }
-    let ptx = compile_module_to_ptx(&KERNELS, "compute_90").unwrap_or_else(|e| panic!("{e}"));
+    let mut ptx = String::new();
+    for module in &KERNEL_MODULES {
+        ptx += &compile_module_to_ptx(module, "compute_90").unwrap_or_else(|e| panic!("{}: {e}", module.name));
+    }
     for entry in [
         "bt_reset_bounds",
         "bt_bounds_f32",
@@ -43,8 +46,10 @@ fn kernels_compile_with_nvrtc_for_sm_90() {
     ] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "no entry {entry}");
     }
-    let cubin = compile_module_to_cubin(&KERNELS, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    assert!(cubin.starts_with(b"\x7fELF"));
+    for module in &KERNEL_MODULES {
+        let cubin = compile_module_to_cubin(module, "sm_90").unwrap_or_else(|e| panic!("{}: {e}", module.name));
+        assert!(cubin.starts_with(b"\x7fELF"));
+    }
 }
 
 /// The benchmark workloads (3D uniform: 64 x 16384 and 1 x 2^20) at full size.

@@ -1,12 +1,19 @@
-//! The orchestration of the GPU build, written once for every [`GpuExecutor`]: the buffer
-//! plan, the level loop and the local phase. The executors differ only in the kernels
-//! of [`super::kernels::BUILD`].
+//! The orchestration of the GPU build, written once for every [`GpuExecutor`]: the
+//! builder, its buffers and the order of the passes. The passes themselves launch typed
+//! kernels: [`super::levels`] (bounds, split dimensions, the sorts of
+//! [`Strategy::LevelSort`] / [`Strategy::Hybrid`]), [`super::select`] (the selection rounds
+//! and partition of [`Strategy::Select`]) and [`super::local`] (the local phase, whose
+//! shape comes from [`orrery_core::DeviceLimits`]).
 
-use orrery_core::gpu::{GpuExecutor, KernelArg, Launch, Scalar};
-use orrery_core::{DType, DeviceBuffer, Element, Error, Executor, ExecutorKind, Real, Result};
+use std::any::Any;
 
-use super::kernels::{BOUNDS_TILE, BUILD, ITEM_THREADS, LocalShape, SELECT_BINS, SELECT_WORDS, local_shape};
+use orrery_core::executor::{ViewMutOf, ViewOf};
+use orrery_core::gpu::{GpuExecutor, LaunchConfig};
+use orrery_core::{DeviceBuffer, Error, Executor, ExecutorKind, Real, Result, Storage};
+
+use super::local::{self, LocalShape};
 use super::plan::Plan;
+use super::{levels, select};
 use crate::input::{Batches, check_dim};
 use crate::layout::TreeLayout;
 use crate::tree::BallTree;
@@ -17,62 +24,380 @@ mod sealed {
     impl Sealed for f64 {}
 }
 
-/// A coordinate type of the GPU build: `f32` on every executor, `f64` on CUDA only
-/// (WGSL has no f64; other executors return [`Error::Unsupported`]).
-pub trait GpuReal: Real + sealed::Sealed {
-    /// Entry point of the bounds kernel.
+/// A coordinate type of the GPU build: `f32` on every executor, `f64` where the
+/// executor does f64 arithmetic ([`orrery_core::DeviceLimits::f64`]) and its kernel
+/// language has the build's f64 kernels (CUDA: WGSL has none); elsewhere the build
+/// returns [`Error::Unsupported`].
+///
+/// The methods are the typed launches of the kernels that differ by coordinate type
+/// (`bt_*_f32` / `bt_*_f64`); they are implementation details of the build.
+#[allow(clippy::too_many_arguments)] // one argument per kernel parameter
+pub trait GpuReal: Real + Storage + sealed::Sealed {
+    /// The order-preserving code of a coordinate (`u32` for f32, `u64` for f64).
     #[doc(hidden)]
-    const BOUNDS: &'static str;
-    /// Entry point of the split-dimension kernel.
+    type Ord: Storage;
+
+    /// `Ok` where `exec` runs the build for this type, [`Error::Unsupported`] otherwise.
     #[doc(hidden)]
-    const CHOOSE: &'static str;
-    /// Entry point of the sort-key kernel.
+    fn check_supported<E: GpuExecutor>(exec: &E) -> Result<()>;
+
+    /// `bt_reset_bounds` for bounds of this type.
     #[doc(hidden)]
-    const KEYS: &'static str;
-    /// Entry point of the local phase.
+    fn reset_bounds<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        lo: ViewMutOf<'a, E, Self::Ord>,
+        hi: ViewMutOf<'a, E, Self::Ord>,
+        count: u32,
+    ) -> Result<()>;
+
+    /// `bt_bounds_*`.
     #[doc(hidden)]
-    const LOCAL: &'static str;
-    /// Entry point of the local phase when every subtree's points arrive in index order
-    /// (Select). Both languages define it for f32: CUDA packs the sort key into one u64,
-    /// WGSL (no u64) runs the algorithm of [`GpuReal::LOCAL`]. f64 has no packed variant.
+    fn bounds<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        points: ViewOf<'a, E, Self>,
+        seg_starts: ViewOf<'a, E, u32>,
+        seg_active: ViewOf<'a, E, u32>,
+        perm: ViewOf<'a, E, u32>,
+        node_of: ViewMutOf<'a, E, u32>,
+        lo: ViewMutOf<'a, E, Self::Ord>,
+        hi: ViewMutOf<'a, E, Self::Ord>,
+        s: [u32; 4],
+    ) -> Result<()>;
+
+    /// `bt_sbounds_*`.
     #[doc(hidden)]
-    const LOCAL_ORDERED: &'static str;
-    /// Entry points of the Select strategy: transpose, bounds, round histogram, bucket
-    /// search, partition flags, scatter.
+    fn sbounds<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        coords_t: ViewOf<'a, E, Self>,
+        seg_starts: ViewOf<'a, E, u32>,
+        seg_active: ViewOf<'a, E, u32>,
+        lo: ViewMutOf<'a, E, Self::Ord>,
+        hi: ViewMutOf<'a, E, Self::Ord>,
+        s: [u32; 4],
+    ) -> Result<()>;
+
+    /// `bt_choose_*`.
     #[doc(hidden)]
-    const SELECT: [&'static str; 6];
+    fn choose<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        lo: ViewOf<'a, E, Self::Ord>,
+        hi: ViewOf<'a, E, Self::Ord>,
+        seg_active: ViewOf<'a, E, u32>,
+        seg_dim: ViewMutOf<'a, E, u32>,
+        s: [u32; 3],
+    ) -> Result<()>;
+
+    /// `bt_keys_*`.
+    #[doc(hidden)]
+    fn keys<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        points: ViewOf<'a, E, Self>,
+        node_of: ViewOf<'a, E, u32>,
+        seg_dim: ViewOf<'a, E, u32>,
+        keys: ViewMutOf<'a, E, u64>,
+        vals: ViewMutOf<'a, E, u32>,
+        s: [u32; 2],
+    ) -> Result<()>;
+
+    /// `bt_transpose_*`.
+    #[doc(hidden)]
+    fn transpose<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        points: ViewOf<'a, E, Self>,
+        coords_t: ViewMutOf<'a, E, Self>,
+        s: [u32; 2],
+    ) -> Result<()>;
+
+    /// `bt_select_count_*`.
+    #[doc(hidden)]
+    fn select_count<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        coords_t: ViewOf<'a, E, Self>,
+        perm: ViewOf<'a, E, u32>,
+        seg_starts: ViewOf<'a, E, u32>,
+        seg_active: ViewOf<'a, E, u32>,
+        seg_dim: ViewOf<'a, E, u32>,
+        state: ViewOf<'a, E, u32>,
+        hist: ViewMutOf<'a, E, u32>,
+        pending: ViewOf<'a, E, u32>,
+        s: [u32; 6],
+    ) -> Result<()>;
+
+    /// `bt_select_find_*`.
+    #[doc(hidden)]
+    fn select_find<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        seg_active: ViewOf<'a, E, u32>,
+        state: ViewMutOf<'a, E, u32>,
+        hist: ViewMutOf<'a, E, u32>,
+        pending: ViewMutOf<'a, E, u32>,
+        s: [u32; 5],
+    ) -> Result<()>;
+
+    /// `bt_select_flags_*`.
+    #[doc(hidden)]
+    fn select_flags<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        coords_t: ViewOf<'a, E, Self>,
+        perm: ViewOf<'a, E, u32>,
+        seg_starts: ViewOf<'a, E, u32>,
+        seg_active: ViewOf<'a, E, u32>,
+        seg_dim: ViewOf<'a, E, u32>,
+        state: ViewOf<'a, E, u32>,
+        flags: ViewMutOf<'a, E, u32>,
+        s: [u32; 3],
+    ) -> Result<()>;
+
+    /// `bt_select_scatter_*`.
+    #[doc(hidden)]
+    fn select_scatter<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        coords_t: ViewOf<'a, E, Self>,
+        perm: ViewOf<'a, E, u32>,
+        seg_starts: ViewOf<'a, E, u32>,
+        seg_active: ViewOf<'a, E, u32>,
+        scan: ViewOf<'a, E, u32>,
+        coords_out: ViewMutOf<'a, E, Self>,
+        perm_out: ViewMutOf<'a, E, u32>,
+        s: [u32; 4],
+    ) -> Result<()>;
+
+    /// `bt_local_*` of the module compiled for `capacity` slots; `ordered` selects the
+    /// Select strategy's entry (`bt_local_ordered_f32`; f64 has one entry).
+    #[doc(hidden)]
+    fn local<'a, E: GpuExecutor>(
+        exec: &E,
+        c: &LaunchConfig<'a, E>,
+        capacity: u32,
+        ordered: bool,
+        points: ViewOf<'a, E, Self>,
+        perm: ViewOf<'a, E, u32>,
+        nodes: ViewOf<'a, E, u32>,
+        blocks: ViewOf<'a, E, u32>,
+        staged: ViewMutOf<'a, E, Self>,
+        out_idx: ViewMutOf<'a, E, u32>,
+        out_mask: ViewMutOf<'a, E, u32>,
+        s: [u32; 2],
+    ) -> Result<()>;
 }
 
-impl GpuReal for f32 {
-    const BOUNDS: &'static str = "bt_bounds_f32";
-    const CHOOSE: &'static str = "bt_choose_f32";
-    const KEYS: &'static str = "bt_keys_f32";
-    const LOCAL: &'static str = "bt_local_f32";
-    const LOCAL_ORDERED: &'static str = "bt_local_ordered_f32";
-    const SELECT: [&'static str; 6] = [
-        "bt_transpose_f32",
-        "bt_sbounds_f32",
-        "bt_select_count_f32",
-        "bt_select_find_f32",
-        "bt_select_flags_f32",
-        "bt_select_scatter_f32",
-    ];
+/// Implements [`GpuReal`] by forwarding every method to the typed launchers with the
+/// type's suffix.
+macro_rules! gpu_real {
+    (
+        $t:ty, $ord:ty, check = $check:path,
+        reset = $reset:path, bounds = $bounds:path, sbounds = $sbounds:path, choose = $choose:path,
+        keys = $keys:path, transpose = $transpose:path, count = $count:path, find = $find:path,
+        flags = $flags:path, scatter = $scatter:path, local = $local:path $(,)?
+    ) => {
+        impl GpuReal for $t {
+            type Ord = $ord;
+
+            fn check_supported<E: GpuExecutor>(exec: &E) -> Result<()> {
+                $check(exec)
+            }
+
+            fn reset_bounds<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                lo: ViewMutOf<'a, E, $ord>,
+                hi: ViewMutOf<'a, E, $ord>,
+                count: u32,
+            ) -> Result<()> {
+                $reset(exec, c, lo, hi, count)
+            }
+
+            fn bounds<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                points: ViewOf<'a, E, $t>,
+                seg_starts: ViewOf<'a, E, u32>,
+                seg_active: ViewOf<'a, E, u32>,
+                perm: ViewOf<'a, E, u32>,
+                node_of: ViewMutOf<'a, E, u32>,
+                lo: ViewMutOf<'a, E, $ord>,
+                hi: ViewMutOf<'a, E, $ord>,
+                [n, dim, off, segs]: [u32; 4],
+            ) -> Result<()> {
+                $bounds(exec, c, points, seg_starts, seg_active, perm, node_of, lo, hi, n, dim, off, segs)
+            }
+
+            fn sbounds<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                coords_t: ViewOf<'a, E, $t>,
+                seg_starts: ViewOf<'a, E, u32>,
+                seg_active: ViewOf<'a, E, u32>,
+                lo: ViewMutOf<'a, E, $ord>,
+                hi: ViewMutOf<'a, E, $ord>,
+                [n, dim, off, segs]: [u32; 4],
+            ) -> Result<()> {
+                $sbounds(exec, c, coords_t, seg_starts, seg_active, lo, hi, n, dim, off, segs)
+            }
+
+            fn choose<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                lo: ViewOf<'a, E, $ord>,
+                hi: ViewOf<'a, E, $ord>,
+                seg_active: ViewOf<'a, E, u32>,
+                seg_dim: ViewMutOf<'a, E, u32>,
+                [segs, dim, off]: [u32; 3],
+            ) -> Result<()> {
+                $choose(exec, c, lo, hi, seg_active, seg_dim, segs, dim, off)
+            }
+
+            fn keys<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                points: ViewOf<'a, E, $t>,
+                node_of: ViewOf<'a, E, u32>,
+                seg_dim: ViewOf<'a, E, u32>,
+                keys: ViewMutOf<'a, E, u64>,
+                vals: ViewMutOf<'a, E, u32>,
+                [n, dim]: [u32; 2],
+            ) -> Result<()> {
+                $keys(exec, c, points, node_of, seg_dim, keys, vals, n, dim)
+            }
+
+            fn transpose<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                points: ViewOf<'a, E, $t>,
+                coords_t: ViewMutOf<'a, E, $t>,
+                [n, dim]: [u32; 2],
+            ) -> Result<()> {
+                $transpose(exec, c, points, coords_t, n, dim)
+            }
+
+            fn select_count<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                coords_t: ViewOf<'a, E, $t>,
+                perm: ViewOf<'a, E, u32>,
+                seg_starts: ViewOf<'a, E, u32>,
+                seg_active: ViewOf<'a, E, u32>,
+                seg_dim: ViewOf<'a, E, u32>,
+                state: ViewOf<'a, E, u32>,
+                hist: ViewMutOf<'a, E, u32>,
+                pending: ViewOf<'a, E, u32>,
+                [n, off, segs, part, shift, width]: [u32; 6],
+            ) -> Result<()> {
+                $count(
+                    exec, c, coords_t, perm, seg_starts, seg_active, seg_dim, state, hist, pending, n, off, segs, part,
+                    shift, width,
+                )
+            }
+
+            fn select_find<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                seg_active: ViewOf<'a, E, u32>,
+                state: ViewMutOf<'a, E, u32>,
+                hist: ViewMutOf<'a, E, u32>,
+                pending: ViewMutOf<'a, E, u32>,
+                [off, segs, part, shift, width]: [u32; 5],
+            ) -> Result<()> {
+                $find(exec, c, seg_active, state, hist, pending, off, segs, part, shift, width)
+            }
+
+            fn select_flags<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                coords_t: ViewOf<'a, E, $t>,
+                perm: ViewOf<'a, E, u32>,
+                seg_starts: ViewOf<'a, E, u32>,
+                seg_active: ViewOf<'a, E, u32>,
+                seg_dim: ViewOf<'a, E, u32>,
+                state: ViewOf<'a, E, u32>,
+                flags: ViewMutOf<'a, E, u32>,
+                [n, off, segs]: [u32; 3],
+            ) -> Result<()> {
+                $flags(exec, c, coords_t, perm, seg_starts, seg_active, seg_dim, state, flags, n, off, segs)
+            }
+
+            fn select_scatter<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                coords_t: ViewOf<'a, E, $t>,
+                perm: ViewOf<'a, E, u32>,
+                seg_starts: ViewOf<'a, E, u32>,
+                seg_active: ViewOf<'a, E, u32>,
+                scan: ViewOf<'a, E, u32>,
+                coords_out: ViewMutOf<'a, E, $t>,
+                perm_out: ViewMutOf<'a, E, u32>,
+                [n, dim, off, segs]: [u32; 4],
+            ) -> Result<()> {
+                $scatter(exec, c, coords_t, perm, seg_starts, seg_active, scan, coords_out, perm_out, n, dim, off, segs)
+            }
+
+            fn local<'a, E: GpuExecutor>(
+                exec: &E,
+                c: &LaunchConfig<'a, E>,
+                capacity: u32,
+                ordered: bool,
+                points: ViewOf<'a, E, $t>,
+                perm: ViewOf<'a, E, u32>,
+                nodes: ViewOf<'a, E, u32>,
+                blocks: ViewOf<'a, E, u32>,
+                staged: ViewMutOf<'a, E, $t>,
+                out_idx: ViewMutOf<'a, E, u32>,
+                out_mask: ViewMutOf<'a, E, u32>,
+                s: [u32; 2],
+            ) -> Result<()> {
+                $local(exec, c, capacity, ordered, points, perm, nodes, blocks, staged, out_idx, out_mask, s)
+            }
+        }
+    };
 }
 
-impl GpuReal for f64 {
-    const BOUNDS: &'static str = "bt_bounds_f64";
-    const CHOOSE: &'static str = "bt_choose_f64";
-    const KEYS: &'static str = "bt_keys_f64";
-    const LOCAL: &'static str = "bt_local_f64";
-    const LOCAL_ORDERED: &'static str = "bt_local_f64";
-    const SELECT: [&'static str; 6] = [
-        "bt_transpose_f64",
-        "bt_sbounds_f64",
-        "bt_select_count_f64",
-        "bt_select_find_f64",
-        "bt_select_flags_f64",
-        "bt_select_scatter_f64",
-    ];
+gpu_real!(
+    f32,
+    u32,
+    check = supported_everywhere,
+    reset = levels::bt_reset_bounds,
+    bounds = levels::bt_bounds_f32,
+    sbounds = levels::bt_sbounds_f32,
+    choose = levels::bt_choose_f32,
+    keys = levels::bt_keys_f32,
+    transpose = select::bt_transpose_f32,
+    count = select::bt_select_count_f32,
+    find = select::bt_select_find_f32,
+    flags = select::bt_select_flags_f32,
+    scatter = select::bt_select_scatter_f32,
+    local = local::launch_f32,
+);
+
+gpu_real!(
+    f64,
+    u64,
+    check = levels::check_f64_supported,
+    reset = levels::bt_reset_bounds_u64,
+    bounds = levels::bt_bounds_f64,
+    sbounds = levels::bt_sbounds_f64,
+    choose = levels::bt_choose_f64,
+    keys = levels::bt_keys_f64,
+    transpose = select::bt_transpose_f64,
+    count = select::bt_select_count_f64,
+    find = select::bt_select_find_f64,
+    flags = select::bt_select_flags_f64,
+    scatter = select::bt_select_scatter_f64,
+    local = local::launch_f64,
+);
+
+#[allow(clippy::unnecessary_wraps)] // the signature of GpuReal::check_supported
+fn supported_everywhere<E: GpuExecutor>(_: &E) -> Result<()> {
+    Ok(())
 }
 
 /// How the GPU build splits the levels between global sorts and the local phase. Both
@@ -82,15 +407,17 @@ pub enum Strategy {
     /// The baseline: one stable sort of all points per level, down to the leaves; the
     /// local phase only writes the leaves. `L + 1` sorts for a batch of depth `L`.
     LevelSort,
-    /// Global sorts only while a node has more slots than a block holds (2048 on CUDA,
-    /// 1024 on wgpu); then one block per subtree finishes its remaining levels in shared
-    /// memory. `L + 1 - log2(block slots)` sorts.
+    /// Global sorts only while a node has more slots than a block holds (2048 where the
+    /// device runs blocks of 512 threads with the local phase's shared arrays, else 1024:
+    /// see [`orrery_core::DeviceLimits`]); then one block per subtree finishes its
+    /// remaining levels in shared memory. `L + 1 - log2(block slots)` sorts.
     Hybrid,
     /// The levels of [`Strategy::Hybrid`], but each global level selects every node's
     /// median by a segmented radix selection and partitions stably instead of sorting
     /// all points, with the coordinates carried along in position order (coalesced
-    /// reads). On every executor (f64 on CUDA only, as for the other strategies); the
-    /// default: the fastest on CUDA and wgpu (`docs/performance/balltree.md`).
+    /// reads). On every executor (f64 where [`GpuReal`] allows it, as for the other
+    /// strategies); the default: the fastest on CUDA and wgpu
+    /// (`docs/performance/balltree.md`).
     #[default]
     Select,
 }
@@ -98,6 +425,11 @@ pub enum Strategy {
 impl Strategy {
     /// The fastest strategy on `kind`: [`Strategy::Select`] on CUDA and wgpu (measured
     /// on the H200: `docs/performance/balltree.md`); a future executor may differ.
+    ///
+    /// This is a table of measured defaults by executor kind, and the only place the
+    /// build looks at the kind: it picks a default and nothing else. What the build can
+    /// run (the local phase's shape, f64) is decided from [`orrery_core::DeviceLimits`]
+    /// and the kernel modules, never from the kind.
     pub fn fastest_for(kind: ExecutorKind) -> Self {
         match kind {
             ExecutorKind::Cuda | ExecutorKind::Wgpu => Strategy::Select,
@@ -111,8 +443,8 @@ impl Strategy {
 /// buffers (`mask` is 1 for a real point, 0 for a padding duplicate).
 pub struct DeviceBallTree<E: GpuExecutor> {
     layout: TreeLayout,
-    indices: E::Buffer<u32>,
-    mask: E::Buffer<u32>,
+    pub(super) indices: E::Buffer<u32>,
+    pub(super) mask: E::Buffer<u32>,
 }
 
 impl<E: GpuExecutor> DeviceBallTree<E> {
@@ -146,45 +478,94 @@ impl<E: GpuExecutor> DeviceBallTree<E> {
 }
 
 /// The plan of the last batch layout, uploaded.
-struct Uploaded<E: GpuExecutor> {
-    plan: Plan,
-    local: LocalShape,
-    local_slots: u32,
-    seg_starts: E::Buffer<u32>,
-    seg_active: E::Buffer<u32>,
-    nodes: E::Buffer<u32>,
-    blocks: E::Buffer<u32>,
+pub(super) struct Uploaded<E: GpuExecutor> {
+    pub plan: Plan,
+    pub local: LocalShape,
+    pub local_slots: u32,
+    pub seg_starts: E::Buffer<u32>,
+    pub seg_active: E::Buffer<u32>,
+    pub nodes: E::Buffer<u32>,
+    pub blocks: E::Buffer<u32>,
 }
 
+/// One scratch slot per coordinate type (the kernels' buffers are typed: f32 or f64
+/// coordinates, u32 or u64 codes), chosen by the build's `T`.
+pub(super) struct ByReal<A, B> {
+    f32: A,
+    f64: B,
+}
+
+impl<A: Default, B: Default> Default for ByReal<A, B> {
+    fn default() -> Self {
+        Self { f32: A::default(), f64: B::default() }
+    }
+}
+
+impl<A: Any, B: Any> ByReal<A, B> {
+    /// The slot of type `W` (`A` for f32 builds, `B` for f64 builds).
+    pub fn get<W: Any>(&mut self) -> &mut W {
+        if let Some(w) = (&mut self.f32 as &mut dyn Any).downcast_mut::<W>() {
+            return w;
+        }
+        (&mut self.f64 as &mut dyn Any).downcast_mut::<W>().expect("GpuReal is f32 or f64: one slot each")
+    }
+}
+
+/// A slot of typed buffers for every [`GpuReal`].
+pub(super) type Typed<E, A, B> = ByReal<Option<<E as Executor>::Buffer<A>>, Option<<E as Executor>::Buffer<B>>>;
+
 /// Scratch buffers; they grow with headroom and never shrink.
-struct Scratch<E: GpuExecutor> {
-    vals: Option<E::Buffer<u32>>,
-    node_of: Option<E::Buffer<u32>>,
-    seg_dim: Option<E::Buffer<u32>>,
-    lo: Option<E::Buffer<u32>>,
-    hi: Option<E::Buffer<u32>>,
-    keys: Option<E::Buffer<u64>>,
-    /// Coordinates staged by the local phase (f32 or f64 as 32-bit words).
-    staged: Option<E::Buffer<u32>>,
+pub(super) struct Scratch<E: GpuExecutor> {
+    pub vals: Option<E::Buffer<u32>>,
+    pub node_of: Option<E::Buffer<u32>>,
+    pub seg_dim: Option<E::Buffer<u32>>,
+    /// Per segment and dimension, the bounds' codes (u32 for f32, u64 for f64).
+    pub lo: Typed<E, u32, u64>,
+    pub hi: Typed<E, u32, u64>,
+    pub keys: Option<E::Buffer<u64>>,
+    /// Coordinates staged by the local phase.
+    pub staged: Typed<E, f32, f64>,
     /// Select: the permutation's second buffer (ping-pong with `vals`).
-    vals_next: Option<E::Buffer<u32>>,
+    pub vals_next: Option<E::Buffer<u32>>,
     /// Select: coordinates in position order, dimension after dimension, and the second
-    /// buffer (f32 or f64 as 32-bit words).
-    coords: Option<E::Buffer<u32>>,
-    coords_next: Option<E::Buffer<u32>>,
+    /// buffer.
+    pub coords: Typed<E, f32, f64>,
+    pub coords_next: Typed<E, f32, f64>,
     /// Select: per-position flags and their exclusive scan (`n + 1`).
-    flags: Option<E::Buffer<u32>>,
-    scan: Option<E::Buffer<u32>>,
+    pub flags: Option<E::Buffer<u32>>,
+    pub scan: Option<E::Buffer<u32>>,
     /// Select: per-segment selection state and round histograms (kept zero between
     /// rounds by the bucket search).
-    state: Option<E::Buffer<u32>>,
-    hist: Option<E::Buffer<u32>>,
+    pub state: Option<E::Buffer<u32>>,
+    pub hist: Option<E::Buffer<u32>>,
     /// Select: the number of undecided segments (0 between levels).
-    pending: Option<E::Buffer<u32>>,
+    pub pending: Option<E::Buffer<u32>>,
+}
+
+impl<E: GpuExecutor> Default for Scratch<E> {
+    fn default() -> Self {
+        Self {
+            vals: None,
+            node_of: None,
+            seg_dim: None,
+            lo: ByReal::default(),
+            hi: ByReal::default(),
+            keys: None,
+            staged: ByReal::default(),
+            vals_next: None,
+            coords: ByReal::default(),
+            coords_next: ByReal::default(),
+            flags: None,
+            scan: None,
+            state: None,
+            hist: None,
+            pending: None,
+        }
+    }
 }
 
 /// `slot` as a buffer of exactly `len` elements (at least 1: wgpu binds no empty buffer).
-fn sized<E: Executor, T: Element>(exec: &E, slot: &mut Option<E::Buffer<T>>, len: usize) -> Result<()> {
+pub(super) fn sized<E: Executor, T: Storage>(exec: &E, slot: &mut Option<E::Buffer<T>>, len: usize) -> Result<()> {
     let len = len.max(1);
     match slot {
         Some(b) if b.len() == len => {}
@@ -194,13 +575,15 @@ fn sized<E: Executor, T: Element>(exec: &E, slot: &mut Option<E::Buffer<T>>, len
     Ok(())
 }
 
-fn get<B>(slot: Option<&B>) -> &B {
-    slot.expect("sized before use")
+/// A sized slot, for reading.
+#[allow(clippy::ref_option)] // the slots are `Option`s borrowed in place, like `view_mut`
+pub(super) fn view<B>(slot: &Option<B>) -> &B {
+    slot.as_ref().expect("sized before use")
 }
 
-/// A `u32` buffer argument.
-fn raw<E: GpuExecutor>(b: &E::Buffer<u32>) -> KernelArg<'_, E> {
-    orrery_core::gpu::buf::<E, _>(b)
+/// A sized slot, for writing.
+pub(super) fn view_mut<B>(slot: &mut Option<B>) -> &mut B {
+    slot.as_mut().expect("sized before use")
 }
 
 /// A non-empty upload (wgpu binds no empty buffer).
@@ -230,6 +613,9 @@ pub struct GpuBallTreeBuilder<E: GpuExecutor> {
     uploaded: Option<Uploaded<E>>,
     scratch: Scratch<E>,
     out: Option<DeviceBallTree<E>>,
+    /// Tests: a local-phase shape instead of the one the limits give.
+    #[cfg(test)]
+    pub(super) local_override: Option<LocalShape>,
 }
 
 impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
@@ -238,24 +624,10 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         Self {
             strategy,
             uploaded: None,
-            scratch: Scratch {
-                vals: None,
-                node_of: None,
-                seg_dim: None,
-                lo: None,
-                hi: None,
-                keys: None,
-                staged: None,
-                vals_next: None,
-                coords: None,
-                coords_next: None,
-                flags: None,
-                scan: None,
-                state: None,
-                hist: None,
-                pending: None,
-            },
+            scratch: Scratch::default(),
             out: None,
+            #[cfg(test)]
+            local_override: None,
         }
     }
 
@@ -276,8 +648,8 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
     /// # Errors
     /// [`Error::InvalidArgument`] for `dim` outside `1..=16`; [`Error::LengthMismatch`]
     /// when `points` does not hold `n * dim` coordinates; [`Error::Unsupported`] for f64
-    /// on an executor other than CUDA; [`Error::TooManyPoints`] when the slots exceed
-    /// `u32::MAX`; device failures.
+    /// on an executor without f64 arithmetic or without the f64 kernels (WGSL);
+    /// [`Error::TooManyPoints`] when the slots exceed `u32::MAX`; device failures.
     pub fn build<T: GpuReal>(
         &mut self,
         exec: &E,
@@ -290,61 +662,38 @@ impl<E: GpuExecutor> GpuBallTreeBuilder<E> {
         if points.len() != n * dim {
             return Err(Error::LengthMismatch { what: "points", expected: n * dim, actual: points.len() });
         }
-        if T::DTYPE == DType::F64 && exec.kind() != ExecutorKind::Cuda {
-            return Err(Error::Unsupported {
-                executor: exec.name(),
-                operation: "ball tree build".to_owned(),
-                reason: "f64 coordinates need CUDA (WGSL has no f64); convert the points to f32".to_owned(),
-            });
-        }
+        T::check_supported(exec)?;
         self.prepare_plan(exec, batches)?;
-        let Self { uploaded, scratch: s, out, .. } = self;
+        let Self { uploaded, scratch: s, out, strategy, .. } = self;
         let up = uploaded.as_ref().expect("plan prepared");
         prepare_output(exec, out, &up.plan.layout)?;
-        let code_words = size_of::<T>() / 4;
-        let sorts = self.strategy != Strategy::Select;
+        let sorts = *strategy != Strategy::Select;
         sized(exec, &mut s.vals, n)?;
-        sized(exec, &mut s.staged, up.plan.staged_slots * dim * code_words)?;
+        sized(exec, s.staged.get::<Option<E::Buffer<T>>>(), up.plan.staged_slots * dim)?;
         if !up.plan.levels.is_empty() {
             if sorts {
                 sized(exec, &mut s.keys, n)?;
                 sized(exec, &mut s.node_of, n)?;
             }
             sized(exec, &mut s.seg_dim, up.plan.max_segments)?;
-            sized(exec, &mut s.lo, up.plan.max_segments * dim * code_words)?;
-            sized(exec, &mut s.hi, up.plan.max_segments * dim * code_words)?;
+            sized(exec, s.lo.get::<Option<E::Buffer<T::Ord>>>(), up.plan.max_segments * dim)?;
+            sized(exec, s.hi.get::<Option<E::Buffer<T::Ord>>>(), up.plan.max_segments * dim)?;
         }
-        let out = out.as_ref().expect("output prepared");
-        if self.strategy == Strategy::Select {
-            run_levels_select::<E, T>(exec, up, s, points, n, dim)?;
+        let out = out.as_mut().expect("output prepared");
+        if sorts {
+            levels::run_levels::<E, T>(exec, up, s, points, n, dim)?;
         } else {
-            run_levels::<E, T>(exec, up, s, points, n, dim)?;
+            select::run_levels_select::<E, T>(exec, up, s, points, n, dim)?;
         }
-        let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
-        let blocks = up.plan.num_blocks();
-        let local = if self.strategy == Strategy::Select { T::LOCAL_ORDERED } else { T::LOCAL };
-        exec.launch(
-            &BUILD,
-            local,
-            Launch { blocks: blocks as u32, threads: up.local.threads },
-            &[
-                orrery_core::gpu::buf::<E, _>(points),
-                raw::<E>(get(s.vals.as_ref())),
-                raw::<E>(&up.nodes),
-                raw::<E>(&up.blocks),
-                raw::<E>(get(s.staged.as_ref())),
-                raw::<E>(&out.indices),
-                raw::<E>(&out.mask),
-                u(dim),
-                u(blocks),
-            ],
-        )?;
+        local::run_local::<E, T>(exec, up, s, points, out, dim, !sorts)?;
         Ok(self.out.as_ref().expect("output prepared"))
     }
 
     /// Computes and uploads the plan unless the last one fits `batches`.
     fn prepare_plan(&mut self, exec: &E, batches: &Batches) -> Result<()> {
-        let local = local_shape(exec.kind());
+        let local = local::local_shape(&exec.limits());
+        #[cfg(test)]
+        let local = self.local_override.unwrap_or(local);
         let local_slots = match self.strategy {
             Strategy::LevelSort => 2,
             Strategy::Hybrid | Strategy::Select => local.capacity,
@@ -388,290 +737,5 @@ fn prepare_output<E: GpuExecutor>(exec: &E, out: &mut Option<DeviceBallTree<E>>,
                 Some(DeviceBallTree { layout: layout.clone(), indices: exec.alloc(slots)?, mask: exec.alloc(slots)? });
         }
     }
-    Ok(())
-}
-
-/// The global levels: per level, segment bounds, split dimensions and one stable sort;
-/// leaves the point order in `scratch.vals`.
-fn run_levels<E: GpuExecutor, T: GpuReal>(
-    exec: &E,
-    up: &Uploaded<E>,
-    s: &mut Scratch<E>,
-    points: &E::Buffer<T>,
-    n: usize,
-    dim: usize,
-) -> Result<()> {
-    let vals = s.vals.as_mut().expect("sized");
-    exec.iota(vals, 0)?;
-    let code_words = size_of::<T>() / 4;
-    let f64_keys = T::DTYPE == DType::F64;
-    let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
-    let per_item = |items: usize| Launch::per_item(items, ITEM_THREADS);
-    for level in &up.plan.levels {
-        let segments = level.segments as usize;
-        let offset = level.offset as usize;
-        let words = segments * dim * code_words;
-        {
-            let (vals, node_of) = (get(s.vals.as_ref()), get(s.node_of.as_ref()));
-            let (lo, hi, seg_dim) = (get(s.lo.as_ref()), get(s.hi.as_ref()), get(s.seg_dim.as_ref()));
-            exec.launch(&BUILD, "bt_reset_bounds", per_item(words), &[raw::<E>(lo), raw::<E>(hi), u(words)])?;
-            exec.launch(
-                &BUILD,
-                T::BOUNDS,
-                Launch { blocks: n.div_ceil(BOUNDS_TILE as usize) as u32, threads: ITEM_THREADS },
-                &[
-                    orrery_core::gpu::buf::<E, _>(points),
-                    raw::<E>(&up.seg_starts),
-                    raw::<E>(&up.seg_active),
-                    raw::<E>(vals),
-                    raw::<E>(node_of),
-                    raw::<E>(lo),
-                    raw::<E>(hi),
-                    u(n),
-                    u(dim),
-                    u(offset),
-                    u(segments),
-                ],
-            )?;
-            exec.launch(
-                &BUILD,
-                T::CHOOSE,
-                per_item(segments),
-                &[
-                    raw::<E>(lo),
-                    raw::<E>(hi),
-                    raw::<E>(&up.seg_active),
-                    raw::<E>(seg_dim),
-                    u(segments),
-                    u(dim),
-                    u(offset),
-                ],
-            )?;
-            exec.launch(
-                &BUILD,
-                T::KEYS,
-                per_item(n),
-                &[
-                    orrery_core::gpu::buf::<E, _>(points),
-                    raw::<E>(node_of),
-                    raw::<E>(seg_dim),
-                    orrery_core::gpu::buf::<E, _>(get(s.keys.as_ref())),
-                    raw::<E>(vals),
-                    u(n),
-                    u(dim),
-                ],
-            )?;
-        }
-        let (keys, vals) = (s.keys.as_mut().expect("sized"), s.vals.as_mut().expect("sized"));
-        if f64_keys {
-            // Stable LSD composition: by coordinate code, then by segment.
-            exec.sort_pairs(&mut *keys, &mut *vals, 0..64)?;
-            if level.node_bits > 0 {
-                let node_of = s.node_of.as_ref().expect("sized");
-                exec.launch(
-                    &BUILD,
-                    "bt_node_keys",
-                    per_item(n),
-                    &[
-                        orrery_core::gpu::buf::<E, _>(node_of),
-                        orrery_core::gpu::buf::<E, _>(&*vals),
-                        orrery_core::gpu::buf::<E, _>(&*keys),
-                        u(n),
-                    ],
-                )?;
-                exec.sort_pairs(keys, vals, 0..level.node_bits)?;
-            }
-        } else {
-            exec.sort_pairs(keys, vals, 0..32 + level.node_bits)?;
-        }
-    }
-    Ok(())
-}
-
-/// The global levels of [`Strategy::Select`]: per level, bounds from the position-ordered
-/// coordinates, split dimensions, the radix selection of every node's pivot, and a stable
-/// partition of the permutation and the coordinates; leaves the point order in
-/// `scratch.vals`.
-fn run_levels_select<E: GpuExecutor, T: GpuReal>(
-    exec: &E,
-    up: &Uploaded<E>,
-    s: &mut Scratch<E>,
-    points: &E::Buffer<T>,
-    n: usize,
-    dim: usize,
-) -> Result<()> {
-    let transpose = T::SELECT[0];
-    let code_words = size_of::<T>() / 4;
-    let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
-    let per_item = |items: usize| Launch::per_item(items, ITEM_THREADS);
-    exec.iota(s.vals.as_mut().expect("sized"), 0)?;
-    if up.plan.levels.is_empty() {
-        return Ok(());
-    }
-    let segments_max = up.plan.max_segments;
-    sized(exec, &mut s.vals_next, n)?;
-    sized(exec, &mut s.coords, n * dim * code_words)?;
-    sized(exec, &mut s.coords_next, n * dim * code_words)?;
-    sized(exec, &mut s.flags, n)?;
-    sized(exec, &mut s.scan, n + 1)?;
-    sized(exec, &mut s.state, segments_max * SELECT_WORDS)?;
-    if s.hist.as_ref().is_none_or(|h| h.len() != segments_max * SELECT_BINS) {
-        sized(exec, &mut s.hist, segments_max * SELECT_BINS)?;
-        exec.fill(s.hist.as_mut().expect("sized"), 0)?;
-    }
-    if s.pending.is_none() {
-        s.pending = Some(exec.upload(&[0u32])?);
-    }
-    exec.launch(
-        &BUILD,
-        transpose,
-        per_item(n),
-        &[orrery_core::gpu::buf::<E, _>(points), raw::<E>(get(s.coords.as_ref())), u(n), u(dim)],
-    )?;
-    let rounds = up.plan.select_rounds(code_words);
-    for level in &up.plan.levels {
-        select_level::<E, T>(exec, up, s, level, rounds, n, dim)?;
-        std::mem::swap(&mut s.vals, &mut s.vals_next);
-        std::mem::swap(&mut s.coords, &mut s.coords_next);
-    }
-    Ok(())
-}
-
-/// One global level of [`Strategy::Select`]: bounds, split dimensions, the selection
-/// rounds, flags, scan and the stable partition into `vals_next` / `coords_next`.
-#[allow(clippy::too_many_lines)] // one launch after the other, each with its arguments
-fn select_level<E: GpuExecutor, T: GpuReal>(
-    exec: &E,
-    up: &Uploaded<E>,
-    s: &mut Scratch<E>,
-    level: &super::plan::LevelShape,
-    rounds: &[[u32; 3]],
-    n: usize,
-    dim: usize,
-) -> Result<()> {
-    let [_, bounds, count, find, flags_entry, scatter] = T::SELECT;
-    let code_words = size_of::<T>() / 4;
-    let u = |v: usize| KernelArg::<E>::Scalar(Scalar::U32(v as u32));
-    let per_item = |items: usize| Launch::per_item(items, ITEM_THREADS);
-    let tiles = Launch { blocks: n.div_ceil(BOUNDS_TILE as usize) as u32, threads: ITEM_THREADS };
-    let segments = level.segments as usize;
-    let offset = level.offset as usize;
-    let words = segments * dim * code_words;
-    let (coords, perm) = (get(s.coords.as_ref()), get(s.vals.as_ref()));
-    let (lo, hi, seg_dim) = (get(s.lo.as_ref()), get(s.hi.as_ref()), get(s.seg_dim.as_ref()));
-    let (state, hist, pending) = (get(s.state.as_ref()), get(s.hist.as_ref()), get(s.pending.as_ref()));
-    exec.launch(&BUILD, "bt_reset_bounds", per_item(words), &[raw::<E>(lo), raw::<E>(hi), u(words)])?;
-    exec.launch(
-        &BUILD,
-        bounds,
-        tiles,
-        &[
-            raw::<E>(coords),
-            raw::<E>(&up.seg_starts),
-            raw::<E>(&up.seg_active),
-            raw::<E>(lo),
-            raw::<E>(hi),
-            u(n),
-            u(dim),
-            u(offset),
-            u(segments),
-        ],
-    )?;
-    exec.launch(
-        &BUILD,
-        T::CHOOSE,
-        per_item(segments),
-        &[raw::<E>(lo), raw::<E>(hi), raw::<E>(&up.seg_active), raw::<E>(seg_dim), u(segments), u(dim), u(offset)],
-    )?;
-    exec.launch(
-        &BUILD,
-        "bt_select_init",
-        per_item(segments),
-        &[
-            raw::<E>(&up.seg_starts),
-            raw::<E>(&up.seg_active),
-            raw::<E>(state),
-            raw::<E>(pending),
-            u(n),
-            u(offset),
-            u(segments),
-        ],
-    )?;
-    for &[part, shift, width] in rounds {
-        let (part, shift, width) = (part as usize, shift as usize, width as usize);
-        exec.launch(
-            &BUILD,
-            count,
-            tiles,
-            &[
-                raw::<E>(coords),
-                raw::<E>(perm),
-                raw::<E>(&up.seg_starts),
-                raw::<E>(&up.seg_active),
-                raw::<E>(seg_dim),
-                raw::<E>(state),
-                raw::<E>(hist),
-                raw::<E>(pending),
-                u(n),
-                u(offset),
-                u(segments),
-                u(part),
-                u(shift),
-                u(width),
-            ],
-        )?;
-        exec.launch(
-            &BUILD,
-            find,
-            Launch { blocks: segments as u32, threads: ITEM_THREADS },
-            &[
-                raw::<E>(&up.seg_active),
-                raw::<E>(state),
-                raw::<E>(hist),
-                raw::<E>(pending),
-                u(offset),
-                u(segments),
-                u(part),
-                u(shift),
-                u(width),
-            ],
-        )?;
-    }
-    exec.launch(
-        &BUILD,
-        flags_entry,
-        per_item(n),
-        &[
-            raw::<E>(coords),
-            raw::<E>(perm),
-            raw::<E>(&up.seg_starts),
-            raw::<E>(&up.seg_active),
-            raw::<E>(seg_dim),
-            raw::<E>(state),
-            raw::<E>(get(s.flags.as_ref())),
-            u(n),
-            u(offset),
-            u(segments),
-        ],
-    )?;
-    exec.exclusive_scan(get(s.flags.as_ref()), s.scan.as_mut().expect("sized"))?;
-    exec.launch(
-        &BUILD,
-        scatter,
-        per_item(n),
-        &[
-            raw::<E>(get(s.coords.as_ref())),
-            raw::<E>(get(s.vals.as_ref())),
-            raw::<E>(&up.seg_starts),
-            raw::<E>(&up.seg_active),
-            raw::<E>(get(s.scan.as_ref())),
-            raw::<E>(get(s.coords_next.as_ref())),
-            raw::<E>(get(s.vals_next.as_ref())),
-            u(n),
-            u(dim),
-            u(offset),
-            u(segments),
-        ],
-    )?;
     Ok(())
 }

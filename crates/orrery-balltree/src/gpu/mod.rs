@@ -35,8 +35,9 @@
 //!    `floor(m/2)` of them, and the sorted indices are the next `perm`. Nodes whose
 //!    batch has reached its last global level keep their segment id and a zero code, so
 //!    they stay inside their segment.
-//! 2. **Local phase.** Every remaining subtree (at most 2048 slots on CUDA, 1024 on
-//!    wgpu) is finished by one block in shared memory, in *slot space*: a subtree of
+//! 2. **Local phase.** Every remaining subtree (at most 2048 slots where the device's
+//!    limits allow blocks of 512 threads with the phase's shared arrays, as on CUDA; else
+//!    1024) is finished by one block in shared memory, in *slot space*: a subtree of
 //!    `2^h` slots is an aligned segment, its points first and padding after. Per local
 //!    level: the split dimension of every segment (a shared-memory reduction), the keys,
 //!    a bitonic sort of every aligned segment by (code, index) with padding last, and a
@@ -65,9 +66,21 @@
 //!
 //! All three give the same tree.
 //!
-//! f64 coordinates are supported on CUDA (the same exact rules in f64; two stable sorts
-//! per level compose the 64-bit code and the node id), and are
-//! [`orrery_core::Error::Unsupported`] elsewhere.
+//! f64 coordinates are supported where the device does f64 arithmetic and the kernel
+//! language has the f64 kernels, i.e. on CUDA (the same exact rules in f64; two stable
+//! sorts per level compose the 64-bit code and the node id); elsewhere (WGSL) they are
+//! [`orrery_core::Error::Unsupported`].
+//!
+//! # Code layout
+//! One host file and one kernel file per pass, each launched through typed declarations
+//! ([`orrery_core::kernels!`], checked against the CUDA signature and the WGSL bindings
+//! at first use): `levels.rs` (`kernels/balltree/levels.cu`, `shaders/balltree/levels.wgsl`:
+//! bounds, split dimensions, sort keys), `select.rs` (`select.cu`, `select.wgsl`: the
+//! selection rounds and partition), `local.rs` (`local.cu`, `local.wgsl`: the local phase,
+//! one module per block shape), with `common.cuh` / `common.wgsl` holding the shared
+//! per-element rules and the core segment search (`kernels/core/segment.cuh`,
+//! `shaders/core/segment.wgsl`). `build.rs` holds the builder and the order of the passes,
+//! `plan.rs` the host plan, `kernels.rs` the module list.
 //!
 //! # Cost
 //! Per global level: 4 small launches and one stable sort of `n` `(u64, u32)` pairs over
@@ -98,13 +111,16 @@
 
 mod build;
 mod kernels;
+mod levels;
+mod local;
 mod plan;
+mod select;
 // The host reference of the kernels' rules, for the CPU build to share (split.rs).
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod spread;
 
 pub use build::{DeviceBallTree, GpuBallTreeBuilder, GpuReal, Strategy};
-pub use kernels::BUILD as KERNELS;
+pub use kernels::MODULES as KERNEL_MODULES;
 #[cfg(feature = "cuda")]
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
