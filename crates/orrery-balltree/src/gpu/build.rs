@@ -739,3 +739,54 @@ fn prepare_output<E: GpuExecutor>(exec: &E, out: &mut Option<DeviceBallTree<E>>,
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use orrery_core::recording::{OpKind, RecordingExecutor};
+
+    use super::*;
+
+    /// The launches of one build on the recording executor (which checks every typed
+    /// declaration against the module's CUDA text and reports CUDA-like limits).
+    fn launches<T: GpuReal>(strategy: Strategy, n: usize) -> Vec<(String, String)> {
+        let exec = RecordingExecutor::new();
+        let points = exec.upload(&vec![T::ZERO; n * 3]).unwrap();
+        let batches = Batches::single(n).unwrap();
+        let mut builder = GpuBallTreeBuilder::<RecordingExecutor>::new(strategy);
+        builder.build(&exec, &points, 3, &batches).unwrap_or_else(|e| panic!("{strategy:?}: {e}"));
+        let ops = exec.take_ops();
+        ops.into_iter().filter(|op| op.kind == OpKind::Launch).map(|op| (op.name, op.detail)).collect()
+    }
+
+    /// Every declaration matches its CUDA entry point (const pointers for read, sizes),
+    /// for every strategy and both coordinate types.
+    #[test]
+    fn every_typed_declaration_matches_the_cuda_signature() {
+        for strategy in [Strategy::LevelSort, Strategy::Hybrid, Strategy::Select] {
+            assert!(!launches::<f32>(strategy, 5000).is_empty());
+            let f64_launches = launches::<f64>(strategy, 5000);
+            assert!(f64_launches.iter().any(|(name, _)| name == "bt_local_f64"), "{strategy:?}");
+        }
+    }
+
+    /// The launch shapes of the timed path (Select, f32) on a CUDA-like device: per-item
+    /// and tiled kernels of 256 threads, one tile per 1024 positions, the local phase in
+    /// blocks of 512 threads (2048 slots).
+    #[test]
+    fn select_launch_shapes_are_the_tuned_ones() {
+        let n = 5000;
+        let l = launches::<f32>(Strategy::Select, n);
+        let find = |entry: &str| l.iter().find(|(name, _)| name == entry).map(|(_, d)| d.clone()).unwrap();
+        assert!(find("bt_transpose_f32").contains(": 20 blocks x 256 threads"), "{l:?}");
+        assert!(find("bt_sbounds_f32").contains(": 5 blocks x 256 threads"));
+        assert!(find("bt_select_count_f32").contains(": 5 blocks x 256 threads"));
+        assert!(find("bt_select_find_f32").contains(" x 256 threads"));
+        assert!(find("bt_select_scatter_f32").contains(": 20 blocks x 256 threads"));
+        assert!(find("bt_local_ordered_f32").contains(" x 512 threads"));
+        assert!(find("bt_local_ordered_f32").starts_with("balltree/local:"));
+        // 5000 points: 8192 slots, 13 levels; 2 global levels above the 2048-slot
+        // subtrees, 5 rounds each (32 code bits, 13 index bits).
+        assert_eq!(l.iter().filter(|(name, _)| name == "bt_select_count_f32").count(), 10);
+        assert!(l.iter().all(|(name, _)| !name.starts_with("bt_local_f32")));
+    }
+}
