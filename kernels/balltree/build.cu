@@ -2,15 +2,23 @@
 //
 // What it computes
 //   The batched Erwin ball tree, in two phases driven by a host plan that depends only on
-//   the batch sizes (gpu/plan.rs): at each *global level* every node that still holds
-//   more than a block's worth of slots splits, by one stable sort of all points; then
-//   each remaining subtree is finished by one block in shared memory (the *local phase*).
+//   the batch sizes (gpu/plan.rs): *global levels*, each splitting the level's nodes with
+//   launches over all points, then the *local phase*, in which one block finishes
+//   subtrees in shared memory. The host's Strategy (gpu/build.rs) sets the split between
+//   them and how a global level splits; all three give the same tree:
+//     LevelSort  global levels for every node above the leaves (one stable sort of all
+//                points per level); the local phase only writes the leaves (2 slots each).
+//     Hybrid     global levels while a node has more than BT_LOCAL_CAPACITY slots, one
+//                stable sort of all points per level; bt_local_F finishes the subtrees.
+//     Select     (the default) Hybrid's levels, but each selects every node's median by a
+//                segmented radix selection and partitions stably instead of sorting; the
+//                f32 local phase is bt_local_ordered_f32 (packed u64 key), f64 bt_local_f64.
 //   Split rule (crates/orrery-balltree/src/split.rs): the dimension of largest spread,
 //   compared exactly (gpu/spread.rs), ties to the lowest; the left child gets the
 //   floor(m/2) first points in the order (coordinate, point index). -0.0 and 0.0 are
 //   equal coordinates.
 //
-//   Per global level k (segments = the level's nodes, see gpu/plan.rs):
+//   Per global level k of LevelSort and Hybrid (segments = the level's nodes, gpu/plan.rs):
 //     bt_reset_bounds  lo[i] = ~0, hi[i] = 0                        i < count (u32 words)
 //     bt_bounds_F      node_of[perm[p]] = segment of position p (binary search in the
 //                      level's starts); per active segment and dimension, min / max of
@@ -35,21 +43,31 @@
 //   Local phase:
 //     bt_local_F       per block: up to CAPACITY / 2^h subtrees of 2^h slots. Stage the
 //                      block's coordinates contiguously (one gather); per local level
-//                      the split dimension of every segment (warp shuffles), keys, a
-//                      bitonic sort of every aligned segment by (code, global index) with
-//                      padding last, and the move of the right child's points to the
-//                      front of the segment's second half; finally the leaves (1 or 2
-//                      points, ascending index; a single point fills both slots, the
-//                      second masked).
+//                      the split dimension of every segment (warp shuffles, then shared
+//                      memory across warps), keys, a bitonic sort of every aligned
+//                      segment by (code, global index) with padding last, and the move
+//                      of the right child's points to the front of the segment's second
+//                      half; finally the leaves (1 or 2 points, ascending index; a
+//                      single point fills both slots, the second masked).
+//     bt_local_ordered_f32  the same with one u64 key (code << 32 | local number) per
+//                      slot: after Select's stable partitions the local numbers of a
+//                      subtree are in global-index order.
 //
 // Launch shapes
 //   bt_reset_bounds, bt_choose_F, bt_keys_F, bt_node_keys: 1D, one thread per item, any
 //     block size (the host uses BT_ITEM_THREADS).
 //   bt_bounds_F: blocks of exactly BT_ITEM_THREADS threads, BT_ITEM_THREADS * BT_BOUNDS_ITEMS
 //     positions per block (thread t takes BT_BOUNDS_ITEMS consecutive positions).
-//   bt_local_F: one block per entry of `blocks` (num_blocks), exactly BT_LOCAL_THREADS
-//     threads; thread t owns slots t + r * BT_LOCAL_THREADS for the moves and the
-//     consecutive slots [4t, 4t + 4) for the reductions.
+//   bt_transpose_F, bt_select_init, bt_select_flags_F, bt_select_scatter_F: 1D, one
+//     thread per item (position, or segment for bt_select_init), any block size.
+//   bt_sbounds_F, bt_select_count_F: as bt_bounds_F (exactly BT_ITEM_THREADS threads,
+//     BT_ITEM_THREADS * BT_BOUNDS_ITEMS positions per block).
+//   bt_select_find_F: one block per segment of the level, exactly BT_ITEM_THREADS threads
+//     (BT_SELECT_BINS / BT_ITEM_THREADS = 8 bins each).
+//   bt_local_F, bt_local_ordered_f32: one block per entry of `blocks` (num_blocks),
+//     exactly BT_LOCAL_THREADS threads (__launch_bounds__ for 2 blocks per SM); thread t
+//     owns slots t + r * BT_LOCAL_THREADS for the moves and the consecutive slots
+//     [4t, 4t + 4) for the reductions.
 //
 // Buffers (direction, length, layout)
 //   points      read   n * dim       F (float | double), row-major
@@ -60,6 +78,14 @@
 //   lo, hi      r/w    segments*dim  ordered codes (u32 for float, u64 for double)
 //   seg_dim     r/w    segments      u32, split dimension or BT_FROZEN
 //   keys, vals  write  n             u64 sort keys, u32 point indices
+//   coords_t    read   dim * n       F, Select: position order, dimension after dimension
+//   coords_out  write  dim * n       F, Select: coords_t after the level's partition
+//   perm_out    write  n             u32, Select: perm after the partition (ping-pong)
+//   state       r/w    segments * 8  u32, Select: per-segment selection state
+//   hist        r/w    segments*2048 u32, Select: round histograms, zero between rounds
+//   pending     r/w    1             u32, Select: active undecided segments, 0 between levels
+//   flags       write  n             u32, Select: 1 = goes to the left child
+//   scan        read   n + 1         u32, Select: exclusive scan of flags
 //   nodes       read   3 * subtrees  u32 (first position, points, first slot)
 //   blocks      read   4 * blocks    u32 (first subtree, subtrees, h, staging base)
 //   staged      r/w    sum(slots)*dim F, block b's coordinates from base_b * dim, by the
@@ -75,7 +101,9 @@
 //   0xff800000 (float) / 0xfff0000000000000 (double), so the all-ones padding key sorts
 //   last and equal keys are two real points or two paddings.
 //
-// Measured cost (H200, driver 580.159.04, ncu gpu__time_duration, 3D uniform f32):
+// Measured cost (H200, driver 580.159.04, ncu gpu__time_duration, 3D uniform f32; build
+// times of every strategy and executor, and these profiles' summaries, with commit and
+// date: docs/performance/balltree.md):
 //   1 x 2^20 Hybrid (1.98 ms in kernels, 2.02 ms by events): per global level (9)
 //   bt_reset_bounds 1.7 us, bt_bounds 39 us (13 us at level 0), bt_choose 3 us, bt_keys
 //   9.3 us, the executor's sort 118 us; bt_local 462 us (512 blocks of 2048 slots).
@@ -83,8 +111,8 @@
 //   Resources (sm_90): bt_local_f32 56 registers, 27.8 KB shared; bt_local_f64 64, 36.1 KB;
 //   bt_bounds_f32 32 registers.
 //   1 x 2^20 Select (1.33 ms in kernels, 1.20 ms by events): per global level about
-//   103 us (bt_sbounds 10.5, rounds: count 9-11 us busy (3 rounds) / 2.8 idle, find
-//   3.6 / 2.4, flags 9, scan 7, scatter 16.6); bt_local_ordered_f32 405 us.
+//   102 us (bt_sbounds 10.5, rounds: count 9-11 us busy (3 rounds) / 2.8 idle, find
+//   3.6 / 2.4, flags 7, scan 7, scatter 16.6); bt_local_ordered_f32 405 us.
 //   64 x 16384 Select: 0.75 ms in kernels (bt_local_ordered 400 us), 0.71 ms by events.
 //   History: gathering coordinates from `points` at every local level instead of staging
 //   them cost bt_local 503-540 us; a separate assignment kernel cost 16.5 us per level.
