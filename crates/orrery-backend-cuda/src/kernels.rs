@@ -1,4 +1,4 @@
-//! The built-in kernel modules (`kernels/core/*.cu`), embedded at build time.
+//! The built-in kernel modules (`kernels/core/*.cu`, embedded by `orrery-kernels`).
 //!
 //! Each module is `common.cuh` followed by its own file (with a `#line` directive so
 //! NVRTC's messages name the right file and line), compiled as one translation unit.
@@ -7,33 +7,25 @@
 
 use orrery_core::KernelSource;
 
+// The texts are those of `orrery_kernels::core::unit` (common.cuh, the #line directive and
+// the file, concatenated in that crate so that it can be packaged with its sources).
 macro_rules! core_module {
-    ($name:literal) => {
-        KernelSource {
-            name: concat!("core/", $name),
-            cuda: concat!(
-                include_str!("../../../kernels/core/common.cuh"),
-                "\n#line 1 \"kernels/core/",
-                $name,
-                ".cu\"\n",
-                include_str!(concat!("../../../kernels/core/", $name, ".cu"))
-            ),
-            wgsl: "",
-        }
+    ($id:ident, $name:literal) => {
+        KernelSource { name: concat!("core/", $name), cuda: orrery_kernels::core::unit::$id, wgsl: "" }
     };
 }
 
 /// Exclusive scan and stream compaction (`scan_exclusive_u32`, `compact_b4`, `compact_b8`).
-pub const SCAN: KernelSource = core_module!("scan");
+pub const SCAN: KernelSource = core_module!(SCAN, "scan");
 /// Reductions (`reduce_{sum,min,max}_{u32,i32,u64,i64,f32,f64}`).
-pub const REDUCE: KernelSource = core_module!("reduce");
+pub const REDUCE: KernelSource = core_module!(REDUCE, "reduce");
 /// Radix sort (`radix_histogram`, `radix_bin_offsets`, `radix_onesweep`).
-pub const SORT: KernelSource = core_module!("sort");
+pub const SORT: KernelSource = core_module!(SORT, "sort");
 /// Gather, scatter, fill and iota (`gather_b4`, `gather_b8`, `scatter_b4`, `scatter_b8`,
 /// `fill_b8`, `iota_u32`).
-pub const MOVEMENT: KernelSource = core_module!("movement");
+pub const MOVEMENT: KernelSource = core_module!(MOVEMENT, "movement");
 /// Space-filling-curve keys (`sfc_{morton,hilbert1,hilbert3}_{f32,f64}`).
-pub const SFC: KernelSource = core_module!("sfc");
+pub const SFC: KernelSource = core_module!(SFC, "sfc");
 
 /// Every built-in module, for ahead-of-time compile checks.
 pub const CORE_MODULES: [KernelSource; 5] = [SCAN, REDUCE, SORT, MOVEMENT, SFC];
