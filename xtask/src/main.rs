@@ -46,7 +46,7 @@ enum Task {
         #[arg(long)]
         exclude: Vec<String>,
         /// Bundle only the test targets whose names match one of these patterns
-        /// (comma separated; `*` at the end matches any suffix, e.g. `gpu_cuda,conformance`),
+        /// (comma separated; `*` at the end matches any suffix, e.g. `balltree,conformance`),
         /// instead of the default GPU selection.
         #[arg(long, value_delimiter = ',', conflicts_with = "all")]
         only: Vec<String>,
@@ -71,7 +71,10 @@ const SOURCE_CRATES: &[(&str, &[&str])] = &[("orrery-kernels", &["cu", "cuh"]), 
 const GPU_CRATES: &[&str] = &["orrery-backend-cuda", "orrery-backend-wgpu"];
 
 /// Test target names (any crate) that need a GPU; `*` at the end matches any suffix.
-const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*"];
+/// `balltree` is orrery-balltree's one integration-test binary: its `gpu_cuda`,
+/// `gpu_wgpu` and `gpu_bench` modules need a GPU, the rest run where the bundle is built
+/// (and [`RUN_SCRIPT`] runs only the GPU modules of it unless given a filter).
+const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree"];
 
 /// Which test targets go into the bundle.
 #[derive(Debug, Clone)]
@@ -516,6 +519,9 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #      copy, so a suite's peer script is found: primitives -> benches/python/peers.py,
 #      balltree -> benches/python/balltree_peer.py; PEER=0 runs none); BENCH_ARGS
 #      passes more arguments.
+# balltree-*, orrery-balltree's one test binary, also holds CPU-only modules (they ran
+# where the bundle was built): without a test-filter only its gpu_cuda:: and gpu_wgpu::
+# modules run here (gpu_bench:: is ignored tests: run it by name).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -531,7 +537,9 @@ summary=$out/summary.txt
 for t in "$here"/bin/*; do
   name=$(basename "$t")
   case "$name" in orrery-bench|orrery) continue;; esac
-  "$t" --test-threads=4 $filter > "$out/test-$name.log" 2>&1
+  args=$filter
+  case "$name" in balltree-*) [ -n "$filter" ] || args="gpu_cuda:: gpu_wgpu::";; esac
+  "$t" --test-threads=4 $args > "$out/test-$name.log" 2>&1
   rc=$?
   echo "$name rc=$rc $(grep -E '^test result' "$out/test-$name.log" | tail -1)" | tee -a "$summary"
   [ $rc -eq 0 ] || status=1
@@ -564,7 +572,8 @@ mod tests {
     use super::*;
 
     /// The test targets of the bundle of 2026-11-29 that need a GPU stay in; the
-    /// CPU-only ones (about 20 MiB of them) stay out.
+    /// CPU-only ones (about 20 MiB of them) stay out. orrery-balltree's GPU tests are
+    /// modules of its one test binary, `balltree`; orrery-core's binary, `core`, has none.
     #[test]
     fn default_selection_keeps_gpu_tests_only() {
         let gpu = Selection::Gpu;
@@ -575,20 +584,13 @@ mod tests {
             ("orrery-backend-cuda", "conformance"),
             ("orrery-backend-wgpu", "orrery_backend_wgpu"),
             ("orrery-backend-wgpu", "wgpu"),
-            ("orrery-balltree", "gpu_cuda"),
-            ("orrery-balltree", "gpu_wgpu"),
-            ("orrery-balltree", "gpu_bench"),
+            ("orrery-balltree", "balltree"),
         ] {
             assert!(gpu.keeps(krate, target), "{krate} {target} must be bundled");
         }
-        for (krate, target) in [
-            ("orrery-core", "orrery_core"),
-            ("orrery-core", "sfc_hilbert"),
-            ("orrery-core", "cpu_primitives"),
-            ("orrery-balltree", "orrery_balltree"),
-            ("orrery-balltree", "golden"),
-            ("orrery-balltree", "properties"),
-        ] {
+        for (krate, target) in
+            [("orrery-core", "orrery_core"), ("orrery-core", "core"), ("orrery-balltree", "orrery_balltree")]
+        {
             assert!(!gpu.keeps(krate, target), "{krate} {target} needs no GPU");
         }
     }
@@ -635,11 +637,11 @@ mod tests {
 
     #[test]
     fn only_matches_names_and_prefixes() {
-        let only = Selection::Only(vec!["gpu_cuda".into(), "conf*".into()]);
-        assert!(only.keeps("orrery-balltree", "gpu_cuda"));
+        let only = Selection::Only(vec!["balltree".into(), "conf*".into()]);
+        assert!(only.keeps("orrery-balltree", "balltree"));
         assert!(only.keeps("orrery-backend-cuda", "conformance"));
         assert!(!only.keeps("orrery-backend-cuda", "compile"));
-        assert!(!only.keeps("orrery-balltree", "gpu_cuda_extra"));
-        assert!(Selection::All.keeps("orrery-core", "sfc_cell"));
+        assert!(!only.keeps("orrery-balltree", "balltree_extra"));
+        assert!(Selection::All.keeps("orrery-core", "core"));
     }
 }

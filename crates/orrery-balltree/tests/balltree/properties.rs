@@ -1,8 +1,6 @@
 //! Property tests on bounded random clouds (1 to 5 dimensions, 1 to 4 batches of 1 to
 //! 70 points, coordinates in [-1, 1) or from four values so that ties abound).
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use orrery_balltree::{
@@ -11,6 +9,8 @@ use orrery_balltree::{
 };
 use orrery_core::Error;
 use proptest::prelude::*;
+
+use crate::common;
 
 #[derive(Debug, Clone)]
 struct Cloud {
