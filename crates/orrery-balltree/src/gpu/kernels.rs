@@ -1,5 +1,6 @@
 //! The kernel module of the GPU build (`kernels/balltree/build.cu` and
-//! `shaders/balltree/build.wgsl`, embedded) and the launch shapes the host uses with it.
+//! `shaders/balltree/build.wgsl`, embedded by `orrery-kernels` and `orrery-shaders`) and
+//! the launch shapes the host uses with it.
 //!
 //! Both files define the same entry points with the same arguments (buffers first, then
 //! scalars; see [`orrery_core::gpu`]). The f64 entry points exist in CUDA only.
@@ -7,11 +8,8 @@
 use orrery_core::{ExecutorKind, KernelSource};
 
 /// The build's kernels in both languages.
-pub const BUILD: KernelSource = KernelSource::new(
-    "balltree/build",
-    include_str!("../../../../kernels/balltree/build.cu"),
-    include_str!("../../../../shaders/balltree/build.wgsl"),
-);
+pub const BUILD: KernelSource =
+    KernelSource::new("balltree/build", orrery_kernels::balltree::BUILD, orrery_shaders::balltree::BUILD);
 
 /// Threads per block of the per-item kernels (`bt_bounds_*`, `bt_choose_*`, `bt_keys_*`,
 /// `bt_node_keys`, `bt_reset_bounds`). `bt_bounds_*` needs exactly this many (its shared
