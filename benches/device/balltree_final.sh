@@ -10,9 +10,10 @@ R=$OUT
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 { .device/probe2/probe2 16; } > "$R/caller_gap.txt" 2>&1
 cat "$R/caller_gap.txt"
+# orrery-balltree's tests are one binary (balltree-<hash>); its GPU modules run by filter.
+f=$(ls .device/bin/balltree-* 2>/dev/null | head -1)
 for t in gpu_cuda gpu_wgpu; do
-  f=$(ls .device/bin/$t-* 2>/dev/null | head -1)
-  [ -n "$f" ] && ORRERY_REQUIRE_CUDA=1 ORRERY_REQUIRE_WGPU=1 "$f" 2>&1 | grep -E "test result|FAILED|panicked" | sed "s/^/$t: /" | tee -a "$R/gpu_tests.txt"
+  [ -n "$f" ] && ORRERY_REQUIRE_CUDA=1 ORRERY_REQUIRE_WGPU=1 "$f" $t:: 2>&1 | grep -E "test result|FAILED|panicked" | sed "s/^/$t: /" | tee -a "$R/gpu_tests.txt"
 done
 OUT=$R bash benches/device/balltree.sh > /tmp/balltree_sh.txt 2>&1
 # Two more CPU rounds beside the reference (cpu_rounds.sh, in a scratch folder: it writes

@@ -11,15 +11,16 @@ OUT=$OUT bash .device/run.sh > "$OUT/tests.txt" 2>&1
 b=.device/bin
 # Timings first: in a call that had just run compute-sanitizer every timing (launch-bound
 # ones most) came out 1.4-2.5x slower than on the same machine a minute later.
-ORRERY_BENCH_OUT=$OUT timeout 180 $(ls $b/gpu_bench-* | head -1) --ignored --exact bench_gpu_build --nocapture > "$OUT/balltree.txt" 2>&1
-conf=$(ls $b/conformance-* | head -1); bt=$(ls $b/gpu_cuda-* | head -1)
+# orrery-balltree's tests are one binary (balltree-<hash>): tests are named module::case.
+conf=$(ls $b/conformance-* | head -1); bt=$(ls $b/balltree-* | head -1)
+ORRERY_BENCH_OUT=$OUT timeout 180 "$bt" --ignored --exact gpu_bench::bench_gpu_build --nocapture > "$OUT/balltree.txt" 2>&1
 ORRERY_TEST_MAX_N=5000 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$conf" --test-threads=4 \
   --skip user_kernels_launch_through_gpu_executor > "$OUT/memcheck.log" 2>&1; echo "memcheck conformance rc=$?" >> "$OUT/tests.txt"
 ORRERY_TEST_MAX_N=4097 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$conf" --test-threads=1 \
   sort_pairs_matches sort_pairs_is_stable exclusive_scan compaction_matches integer_reductions float_reductions \
   sfc_keys_match fill_iota > "$OUT/racecheck.log" 2>&1; echo "racecheck conformance rc=$?" >> "$OUT/tests.txt"
 for tool in memcheck racecheck; do
-  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$bt" --exact sanitizer_small_case --test-threads=1 \
+  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$bt" --exact gpu_cuda::sanitizer_small_case --test-threads=1 \
     > "$OUT/$tool-balltree.log" 2>&1; echo "$tool balltree rc=$?" >> "$OUT/tests.txt"
 done
 grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT"/memcheck*.log "$OUT"/racecheck*.log >> "$OUT/tests.txt"

@@ -1,4 +1,4 @@
-//! The built-in kernel modules (`kernels/core/*.cu`), embedded at build time.
+//! The built-in kernel modules (`kernels/core/*.cu`, embedded by `orrery-kernels`).
 //!
 //! Each module is `common.cuh` followed by its own file (with a `#line` directive so
 //! NVRTC's messages name the right file and line), compiled as one translation unit.
@@ -7,70 +7,35 @@
 
 use orrery_core::KernelSource;
 
+// The texts are those of `orrery_kernels::core::unit` (common.cuh, the #line directive and
+// the file, concatenated in that crate so that it can be packaged with its sources).
 macro_rules! core_module {
-    ($name:literal) => {
-        KernelSource {
-            name: concat!("core/", $name),
-            cuda: concat!(
-                include_str!("../../../kernels/core/common.cuh"),
-                "\n#line 1 \"kernels/core/",
-                $name,
-                ".cu\"\n",
-                include_str!(concat!("../../../kernels/core/", $name, ".cu"))
-            ),
-            wgsl: "",
-            defines: &[],
-        }
+    ($id:ident, $name:literal) => {
+        KernelSource::new(concat!("core/", $name), orrery_kernels::core::unit::$id, "")
     };
 }
 
 /// Exclusive scan and stream compaction (`scan_exclusive_u32`, `compact_b4`, `compact_b8`).
-pub const SCAN: KernelSource = core_module!("scan");
+pub const SCAN: KernelSource = core_module!(SCAN, "scan");
 /// Reductions (`reduce_{sum,min,max}_{u32,i32,u64,i64,f32,f64}`).
-pub const REDUCE: KernelSource = core_module!("reduce");
+pub const REDUCE: KernelSource = core_module!(REDUCE, "reduce");
 /// Radix sort (`radix_histogram`, `radix_bin_offsets`, `radix_onesweep`).
-pub const SORT: KernelSource = core_module!("sort");
+pub const SORT: KernelSource = core_module!(SORT, "sort");
 /// Gather, scatter, fill and iota (`gather_b4`, `gather_b8`, `scatter_b4`, `scatter_b8`,
 /// `fill_b8`, `iota_u32`).
-pub const MOVEMENT: KernelSource = core_module!("movement");
+pub const MOVEMENT: KernelSource = core_module!(MOVEMENT, "movement");
 /// Space-filling-curve keys (`sfc_{morton,hilbert1,hilbert3}_{f32,f64}`).
-pub const SFC: KernelSource = core_module!("sfc");
+pub const SFC: KernelSource = core_module!(SFC, "sfc");
 
-/// A core module that also compares elements by `Element::order_key`: `common.cuh`,
-/// `order_key.cuh`, then its own file.
-macro_rules! keyed_core_module {
-    ($name:literal) => {
-        KernelSource::new(
-            concat!("core/", $name),
-            concat!(
-                include_str!("../../../kernels/core/common.cuh"),
-                "\n#line 1 \"kernels/core/order_key.cuh\"\n",
-                include_str!("../../../kernels/core/order_key.cuh"),
-                "\n#line 1 \"kernels/core/",
-                $name,
-                ".cu\"\n",
-                include_str!(concat!("../../../kernels/core/", $name, ".cu"))
-            ),
-            "",
-        )
-    };
-}
-
-/// Lower and upper bounds (`lower_bound_{u32,i32,u64,i64,f32,f64}`, `upper_bound_*`).
-pub const SEARCH: KernelSource = keyed_core_module!("search");
+/// Lower and upper bounds (`lower_bound_{u32,i32,u64,i64,f32,f64}`, `upper_bound_*`):
+/// `common.cuh`, `order_key.cuh`, then `search.cu`.
+pub const SEARCH: KernelSource = KernelSource::new("core/search", orrery_kernels::core::keyed::unit::SEARCH, "");
 /// Segmented reductions, scans and top-k (`segmented_reduce_{sum,min,max}_<type>`,
 /// `segmented_scan_{exclusive,inclusive}_u32`, `segmented_top_k_{smallest,largest}_<type>`).
-pub const SEGMENTED: KernelSource = keyed_core_module!("segmented");
+pub const SEGMENTED: KernelSource =
+    KernelSource::new("core/segmented", orrery_kernels::core::keyed::unit::SEGMENTED, "");
 /// Histograms (`histogram_shared_1k`, `histogram_shared_8k`, `histogram_global`).
-pub const HISTOGRAM: KernelSource = KernelSource::new(
-    "core/histogram",
-    concat!(
-        include_str!("../../../kernels/core/common.cuh"),
-        "\n#line 1 \"kernels/core/histogram.cu\"\n",
-        include_str!("../../../kernels/core/histogram.cu")
-    ),
-    "",
-);
+pub const HISTOGRAM: KernelSource = core_module!(HISTOGRAM, "histogram");
 
 /// Every built-in module, for ahead-of-time compile checks.
 pub const CORE_MODULES: [KernelSource; 8] = [SCAN, REDUCE, SORT, MOVEMENT, SFC, SEARCH, SEGMENTED, HISTOGRAM];

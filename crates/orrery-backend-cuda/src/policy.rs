@@ -6,31 +6,36 @@
 //! chosen per compute capability by [`Policy::for_compute_capability`]; every field
 //! states why it has its value. Changing a field changes the compiled modules' cache
 //! key, so stale binaries are never loaded.
+//!
+//! The measurements behind these choices (GPU, commit, date) are in
+//! `docs/performance/primitives.md`: the current figures in its Current table, the first
+//! sweeps in its section "First CUDA runs"; `NOTES.md` explains them.
 
 /// Launch shapes of the built-in kernels (`kernels/core/*.cu`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Policy {
     /// Threads per block of the scan and the compaction. 256 = 8 warps: enough warps per
     /// tile to hide the look-back of warp 0, few enough that the block-level combine is
-    /// one pass over 8 shared words. (H200, 256M u32, one tile per block: 512 x 8 vectors
-    /// 0.823 ms, 128 x 16: 0.800 ms, 256 x 8: 0.773 ms.)
+    /// one pass over 8 shared words. 256 x 8 vectors was the fastest tile shape of the
+    /// first H200 sweep, ahead of 512 x 8 and 128 x 16 (primitives.md, "First CUDA runs").
     pub scan_threads: u32,
-    /// 16-byte vectors per thread and tile of the scan (4 u32 each). 8 (32 KB tiles, 72
-    /// registers, 3 blocks per SM) halves the number of tiles, and with it the per-tile
-    /// latency of drawing an id and looking back, against 4: 256M u32 on the H200 in
-    /// 0.773 ms against 0.853 ms (16: 0.829 ms, fewer resident blocks).
+    /// 16-byte vectors per thread and tile of the scan (4 u32 each). 8 (32 KB tiles)
+    /// halves the number of tiles, and with it the per-tile latency of drawing an id and
+    /// looking back, against 4: the first H200 sweep's largest gain; 16 was slower (fewer
+    /// resident blocks), and 6 or 12 gained nothing in the `ORRERY_CUDA_POLICY` sweep
+    /// (primitives.md).
     pub scan_vecs: u32,
     /// Look-back window of the scan and the compaction, in status words per lane (the
     /// window is 32 times this many predecessor tiles per L2 round trip). Wider windows
-    /// did not help on the H200 (256M u32, 256 x 8: 1 word 0.773 ms, 2 words 0.784 ms,
-    /// 4 words 0.794 ms): the nearest INCLUSIVE tile is usually within 32.
+    /// (2 and 4 words) were slower on the H200 (primitives.md, "First CUDA runs"): the
+    /// nearest INCLUSIVE tile is usually within 32.
     pub scan_lookback_words: u32,
     /// Minimum resident blocks per SM asked of ptxas for the scan and compaction
     /// (`__launch_bounds__`). 4 caps the 256 x 8 kernel at 64 registers (ptxas alone
     /// chose 72, 3 blocks per SM): one more tile in flight per SM hides the per-tile
-    /// latency. H200, 256M u32, same run (commit f5eb65d6d969): 1 -> 0.769 ms (65% of
-    /// copy), 4 -> 0.719 ms (70.4%); 6 vectors + 4 blocks 0.789 ms; 512 x 4 + 2 blocks
-    /// 0.888 ms; 12 vectors 0.769 ms.
+    /// latency. H200, 256M u32, one run (commit f5eb65d6d969): 1 -> 0.769 ms (65.8% of
+    /// copy), 4 -> 0.719 ms (70.4%, the goal being 70%); the other shapes of that sweep
+    /// were slower (primitives.md).
     pub scan_min_blocks: u32,
     /// Threads per block of the reductions (8 warps; see `scan_threads`).
     pub reduce_threads: u32,
@@ -48,8 +53,9 @@ pub struct Policy {
     pub sort_items: u32,
     /// Minimum resident blocks per SM requested from ptxas for the sort pass
     /// (`__launch_bounds__`). 3 caps the kernel at 80 registers (36 bytes of spills) and
-    /// beats 2 (128 registers, no spills): 64M pairs, 64 bits, H200: 7.13 ms vs 7.82 ms;
-    /// 16M: 1.93 ms vs 2.13 ms (torch.sort + gather: 8.52 / 2.16 ms).
+    /// beats 2 (128 registers, no spills): 64M pairs, 64 bits, H200: 7.10 ms against
+    /// 7.80 ms (primitives.md, "First CUDA runs"; today's sort times are in its Current
+    /// table).
     pub sort_min_blocks: u32,
     /// Threads per block of the radix histogram (one read of the keys for all passes).
     pub sort_hist_threads: u32,
@@ -73,8 +79,8 @@ pub struct Policy {
     pub sfc_blocks_per_sm: u32,
     /// Curve levels per table lookup of the Hilbert kernel: 3 (`sfc_hilbert3_*`, default)
     /// or 1 (`sfc_hilbert1_*`, the baseline); both give the same keys. 64M f32 points on
-    /// the H200: 0.436 ms (73% of copy bandwidth) against 0.747 ms; Morton keys take
-    /// 0.385 ms.
+    /// the H200: 0.431-0.436 ms (73-74% of copy bandwidth) against 0.747 ms
+    /// (primitives.md, "First CUDA runs").
     pub hilbert_levels: u32,
 }
 

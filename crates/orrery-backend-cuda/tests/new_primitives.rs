@@ -301,6 +301,8 @@ fn histogram_matches_the_cpu() {
 /// finite magnitudes), the same infinity, or both NaN. Sums whose magnitudes add up past the
 /// type's largest value may overflow in one order and not in another, so they are not
 /// compared.
+// `!(a <= b)` is also true for a NaN scale, which must not be compared either.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn close<T: TestElement>(g: T, r: T, scale: f64, tol: f64) -> bool {
     if scale > T::max_finite() {
         return true;
@@ -463,6 +465,7 @@ fn segmented_top_k_of_one_large_segment_with_many_ties() {
 
 /// Every error path of the five primitives, compared with the CPU's error.
 #[test]
+#[allow(clippy::items_after_statements)] // the helper sits next to its only use
 fn errors_match_the_cpu() {
     fn errors<E: Executor>(e: &E) -> Vec<Error> {
         let a = e.upload(&[1u32, 2, 3, 4]).unwrap();

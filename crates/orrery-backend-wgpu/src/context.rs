@@ -204,7 +204,8 @@ impl Context {
         let (timestamps, f64) = (options.timestamps, options.f64);
         let Opened { device, queue, info, features, limits } = opened;
         let device_alignment = limits.min_storage_buffer_offset_alignment.max(4);
-        let view_alignment = options.view_alignment.map_or(device_alignment, |a| a.max(1).next_multiple_of(device_alignment));
+        let view_alignment =
+            options.view_alignment.map_or(device_alignment, |a| a.max(1).next_multiple_of(device_alignment));
         let errors: ErrorSlot = Arc::new(Mutex::new(None));
         let slot = errors.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
@@ -499,7 +500,9 @@ impl Recorder<'_> {
         if self.capturing() {
             return Err(Error::Recording {
                 backend: BACKEND,
-                reason: format!("{operation} is not allowed while recording (it cannot be part of a replayed sequence)"),
+                reason: format!(
+                    "{operation} is not allowed while recording (it cannot be part of a replayed sequence)"
+                ),
             });
         }
         Ok(())
@@ -529,12 +532,7 @@ impl Recorder<'_> {
     /// bound to a `read_write` binding, a view that is not a multiple of the binding's
     /// element or needs an `off_*` field the kernel lacks, or scalars that do not match
     /// the parameter block in count, width or type.
-    pub(crate) fn plan<'b>(
-        &self,
-        pipeline: &Pipeline,
-        args: &[Arg<'b>],
-        params: &Params,
-    ) -> Result<Plan<'b>> {
+    pub(crate) fn plan<'b>(&self, pipeline: &Pipeline, args: &[Arg<'b>], params: &Params) -> Result<Plan<'b>> {
         let align = u64::from(self.ctx.view_alignment);
         let nbuf = args.len();
         let members = pipeline.bindings.uniform().map_or(&[][..], |(_, _, m)| m);
@@ -567,7 +565,8 @@ impl Recorder<'_> {
                 ));
             }
             let unit = align / gcd(align, stride) * stride;
-            let (at, off) = if arg.len == 0 { (0, 0) } else { (arg.offset / unit * unit, (arg.offset % unit) / stride) };
+            let (at, off) =
+                if arg.len == 0 { (0, 0) } else { (arg.offset / unit * unit, (arg.offset % unit) / stride) };
             if off != 0 {
                 let field = format!("off_{}", b.name);
                 if !members.iter().any(|m| m.name == field) {
@@ -896,7 +895,13 @@ enum GridRef<'a> {
 
 /// Packs `params` (the non-`off_*` members, in order) and the element offsets of the
 /// bound views (the `off_*` members) into a parameter block of `size` bytes.
-fn pack(pipeline: &Pipeline, members: &[crate::pipeline_cache::Member], size: u64, params: &Params, offsets: &[(&str, u32)]) -> Result<Vec<u8>> {
+fn pack(
+    pipeline: &Pipeline,
+    members: &[crate::pipeline_cache::Member],
+    size: u64,
+    params: &Params,
+    offsets: &[(&str, u32)],
+) -> Result<Vec<u8>> {
     let mut out = vec![0u8; size as usize];
     let scalars: Vec<&crate::pipeline_cache::Member> = members.iter().filter(|m| m.offset_of().is_none()).collect();
     if scalars.len() != params.len() {

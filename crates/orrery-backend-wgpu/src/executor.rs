@@ -5,13 +5,11 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use orrery_core::executor::{
-    check_compact, check_len, check_range, check_sfc_keys, check_sort_pairs, grown_capacity,
-};
+use orrery_core::executor::{check_compact, check_len, check_range, check_sfc_keys, check_sort_pairs, grown_capacity};
 use orrery_core::sfc::KeyMapper;
 use orrery_core::{
-    DeviceCount, DeviceLimits, Element, Error, Executor, ExecutorKind, Order, Real, ReduceOp, Reserve, Result, ScanKind,
-    Storage, ViewMutOf, ViewOf,
+    DeviceCount, DeviceLimits, Element, Error, Executor, ExecutorKind, Order, Real, ReduceOp, Reserve, Result,
+    ScanKind, Storage, ViewMutOf, ViewOf,
 };
 
 use orrery_core::element::check_gpu_storage;
@@ -337,7 +335,11 @@ impl Executor for WgpuExecutor {
         Ok(())
     }
 
-    fn copy<'a, T: Storage>(&self, src: impl Into<ViewOf<'a, Self, T>>, dst: impl Into<ViewMutOf<'a, Self, T>>) -> Result<()> {
+    fn copy<'a, T: Storage>(
+        &self,
+        src: impl Into<ViewOf<'a, Self, T>>,
+        dst: impl Into<ViewMutOf<'a, Self, T>>,
+    ) -> Result<()> {
         let (src, dst) = (src.into(), dst.into());
         check_len("copy destination", src.len(), dst.len())?;
         self.ctx.recorder().copy(arg(&src), arg_mut(&dst))
@@ -418,11 +420,19 @@ impl Executor for WgpuExecutor {
         self.segmented_top_k_impl(keys.into(), offsets.into(), k, order, indices.into(), top_keys.into())
     }
 
-    fn histogram<'a>(&self, values: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+    fn histogram<'a>(
+        &self,
+        values: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
         self.histogram_impl(values.into(), output.into())
     }
 
-    fn exclusive_scan<'a>(&self, input: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+    fn exclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
         let (input, output) = (input.into(), output.into());
         check_len("scan output", input.len().saturating_add(1), output.len())?;
         primitives::scan::scan(&mut self.ctx.recorder(), arg(&input), None, arg_mut(&output), false)
@@ -441,7 +451,11 @@ impl Executor for WgpuExecutor {
         primitives::scan::scan(&mut self.ctx.recorder(), arg(&input), Some(arg(&slot)), arg_mut(&output), false)
     }
 
-    fn inclusive_scan<'a>(&self, input: impl Into<ViewOf<'a, Self, u32>>, output: impl Into<ViewMutOf<'a, Self, u32>>) -> Result<()> {
+    fn inclusive_scan<'a>(
+        &self,
+        input: impl Into<ViewOf<'a, Self, u32>>,
+        output: impl Into<ViewMutOf<'a, Self, u32>>,
+    ) -> Result<()> {
         let (input, output) = (input.into(), output.into());
         check_len("inclusive scan output", input.len(), output.len())?;
         primitives::scan::scan(&mut self.ctx.recorder(), arg(&input), None, arg_mut(&output), true)
@@ -488,7 +502,15 @@ impl Executor for WgpuExecutor {
         let (input, flags, output, count) = (input.into(), flags.into(), output.into(), count.into());
         check_compact(input.len(), flags.len(), output.len(), count.len())?;
         let mut rec = self.ctx.recorder();
-        primitives::compact::compact(&mut rec, size_of::<T>(), arg(&input), arg(&flags), None, arg_mut(&output), arg_mut(&count))
+        primitives::compact::compact(
+            &mut rec,
+            size_of::<T>(),
+            arg(&input),
+            arg(&flags),
+            None,
+            arg_mut(&output),
+            arg_mut(&count),
+        )
     }
 
     fn compact_counted<'a, T: Storage>(

@@ -27,7 +27,9 @@
 //!   never read it before writing, skip that).
 
 use orrery_core::executor::check_len;
-use orrery_core::gpu::{GpuExecutor, Grid, KernelArg, KernelSignature, KernelSource, LaunchConfig, ParamKind, ScalarType};
+use orrery_core::gpu::{
+    GpuExecutor, Grid, KernelArg, KernelSignature, KernelSource, LaunchConfig, ParamKind, ScalarType,
+};
 use orrery_core::{DeviceCount, Error, Result, Storage, ViewMutOf};
 
 use crate::buffer::{WgpuBuffer, WgpuRawBuffer};
@@ -129,17 +131,22 @@ impl GpuExecutor for WgpuExecutor {
         }
         let entry = signature.entry;
         signature.check_order(source.name)?;
-        let bindings = self
-            .ctx
-            .module_entry(source.name, source.wgsl, source.defines, Some(entry))?
-            .ok_or_else(|| signature_error(source, entry, "the module has no compute entry point of this name".into()))?;
+        let bindings =
+            self.ctx.module_entry(source.name, source.wgsl, source.defines, Some(entry))?.ok_or_else(|| {
+                signature_error(source, entry, "the module has no compute entry point of this name".into())
+            })?;
         let declared: Vec<_> = signature.buffers().collect();
         for (b, read_only, stride) in bindings.storage() {
             let Some(p) = declared.get(b.binding as usize) else {
                 return Err(signature_error(
                     source,
                     entry,
-                    format!("WGSL binding {} ({}) is beyond the {} declared buffer(s)", b.binding, b.name, declared.len()),
+                    format!(
+                        "WGSL binding {} ({}) is beyond the {} declared buffer(s)",
+                        b.binding,
+                        b.name,
+                        declared.len()
+                    ),
                 ));
             };
             let (write, elem) = match p.kind {
@@ -167,7 +174,10 @@ impl GpuExecutor for WgpuExecutor {
                 return Err(signature_error(
                     source,
                     entry,
-                    format!("buffer {} ({}) has {elem}-byte elements, WGSL's {} has {stride}", b.binding, p.name, b.name),
+                    format!(
+                        "buffer {} ({}) has {elem}-byte elements, WGSL's {} has {stride}",
+                        b.binding, p.name, b.name
+                    ),
                 ));
             }
         }
@@ -178,7 +188,10 @@ impl GpuExecutor for WgpuExecutor {
                     return Err(signature_error(
                         source,
                         entry,
-                        format!("WGSL has its parameters at binding {binding}, the declaration {} buffer(s)", declared.len()),
+                        format!(
+                            "WGSL has its parameters at binding {binding}, the declaration {} buffer(s)",
+                            declared.len()
+                        ),
                     ));
                 }
                 members.iter().filter(|m| m.offset_of().is_none()).collect()
@@ -198,7 +211,10 @@ impl GpuExecutor for WgpuExecutor {
                 return Err(signature_error(
                     source,
                     entry,
-                    format!("scalar {} is declared {ty:?}, WGSL's field {} is {:?} ({} bytes)", p.name, m.name, m.ty, m.size),
+                    format!(
+                        "scalar {} is declared {ty:?}, WGSL's field {} is {:?} ({} bytes)",
+                        p.name, m.name, m.ty, m.size
+                    ),
                 ));
             }
         }

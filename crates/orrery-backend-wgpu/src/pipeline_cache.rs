@@ -476,8 +476,13 @@ impl PipelineCache {
             },
             |log| compile_error(name, &format!("WGSL pipeline {entry} (workgroup size {workgroup_size})"), log),
         )?;
-        let pipeline =
-            Arc::new(Pipeline { compute: pipeline, layout, bindings, module: name.to_owned(), entry: entry.to_owned() });
+        let pipeline = Arc::new(Pipeline {
+            compute: pipeline,
+            layout,
+            bindings,
+            module: name.to_owned(),
+            entry: entry.to_owned(),
+        });
         self.pipelines.insert(key, pipeline.clone());
         Ok(pipeline)
     }

@@ -121,7 +121,14 @@ impl Capture {
         self.commands.push(Command::Dispatch { pipeline, storage, uniform, grid });
     }
 
-    pub(crate) fn copy(&mut self, src: &Arc<wgpu::Buffer>, src_offset: u64, dst: &Arc<wgpu::Buffer>, dst_offset: u64, bytes: u64) {
+    pub(crate) fn copy(
+        &mut self,
+        src: &Arc<wgpu::Buffer>,
+        src_offset: u64,
+        dst: &Arc<wgpu::Buffer>,
+        dst_offset: u64,
+        bytes: u64,
+    ) {
         let (src, dst) = (self.buffer(src), self.buffer(dst));
         self.commands.push(Command::Copy { src, src_offset, dst, dst_offset, bytes });
     }
@@ -225,12 +232,13 @@ impl WgpuRecording {
 
     /// The commands encoded into one command buffer.
     pub(crate) fn encode(&self, device: &wgpu::Device) -> wgpu::CommandBuffer {
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("orrery replay") });
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("orrery replay") });
         for c in &self.commands {
             match c {
                 Replayed::Dispatch { pipeline, bind_group, grid } => {
-                    let mut pass =
-                        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                    let mut pass = encoder
+                        .begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
                     pass.set_pipeline(&pipeline.compute);
                     pass.set_bind_group(0, bind_group, &[]);
                     match *grid {
@@ -241,9 +249,17 @@ impl WgpuRecording {
                     }
                 }
                 Replayed::Copy { src, src_offset, dst, dst_offset, bytes } => {
-                    encoder.copy_buffer_to_buffer(&self.buffers[*src], *src_offset, &self.buffers[*dst], *dst_offset, *bytes);
+                    encoder.copy_buffer_to_buffer(
+                        &self.buffers[*src],
+                        *src_offset,
+                        &self.buffers[*dst],
+                        *dst_offset,
+                        *bytes,
+                    );
                 }
-                Replayed::Clear { dst, offset, bytes } => encoder.clear_buffer(&self.buffers[*dst], *offset, Some(*bytes)),
+                Replayed::Clear { dst, offset, bytes } => {
+                    encoder.clear_buffer(&self.buffers[*dst], *offset, Some(*bytes))
+                }
             }
         }
         encoder.finish()

@@ -1,5 +1,6 @@
-//! The WGSL sources of the core primitives (`shaders/core/*.wgsl`), compiled into the
-//! binary, and the `//#include` snippets kernels of any crate may use.
+//! The WGSL sources of the core primitives (`shaders/core/*.wgsl`, embedded by
+//! `orrery-shaders`), compiled into the binary, and the `//#include` snippets kernels of
+//! any crate may use.
 //!
 //! | include name   | file                        | what                                   |
 //! |----------------|-----------------------------|----------------------------------------|
@@ -19,8 +20,7 @@ pub(crate) struct CoreModule {
 macro_rules! core_module {
     ($id:ident, $name:literal, $file:literal) => {
         #[doc = concat!("`shaders/core/", $file, "`.")]
-        pub(crate) const $id: CoreModule =
-            CoreModule { name: $name, wgsl: include_str!(concat!("../../../shaders/core/", $file)) };
+        pub(crate) const $id: CoreModule = CoreModule { name: $name, wgsl: orrery_shaders::core::$id };
     };
 }
 
@@ -34,9 +34,9 @@ core_module!(SEARCH, "core/search", "search.wgsl");
 core_module!(SEGMENTED, "core/segmented", "segmented.wgsl");
 core_module!(HISTOGRAM, "core/histogram", "histogram.wgsl");
 
-const COMMON: &str = include_str!("../../../shaders/core/common.wgsl");
-const WG_SCAN: &str = include_str!("../../../shaders/core/wg_scan.wgsl");
-const SEGMENT: &str = include_str!("../../../shaders/core/segment.wgsl");
+const COMMON: &str = orrery_shaders::core::COMMON;
+const WG_SCAN: &str = orrery_shaders::core::WG_SCAN;
+const SEGMENT: &str = orrery_shaders::core::SEGMENT;
 
 /// Resolves the `//#include` names of the core snippets.
 pub(crate) fn include(name: &str) -> Option<&'static str> {

@@ -46,7 +46,7 @@
 //!
 //! # Compatibility with Erwin's `balltree-erwin`
 //! On input without tied coordinates, every ball at every level holds the same points
-//! as the reference's (golden tests in `tests/golden.rs`). Where the reference leaves
+//! as the reference's (golden tests in `tests/balltree/golden.rs`). Where the reference leaves
 //! things to `std::nth_element` this crate fixes them: ties break by point index, and
 //! the points of a leaf (or of a final partition group) are listed by ascending index.
 //! A batch of one point, which the reference rejects, gives `[i, i]` with mask

@@ -51,8 +51,8 @@ impl BallTree {
     /// `num_slots() * width`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for `width == 0`; [`Error::LengthMismatch`] when
-    /// `values.len() != num_points() * width`.
+    /// [`Error::InvalidArgument`] for `width == 0` or `num_points() * width` beyond
+    /// `usize`; [`Error::LengthMismatch`] when `values.len() != num_points() * width`.
     pub fn gather_to_slots<V: Copy + Send + Sync>(&self, values: &[V], width: usize) -> Result<Vec<V>> {
         check_rows("values", values.len(), self.num_points(), width)?;
         Ok(gather_rows(values, self.indices(), width))
@@ -62,8 +62,8 @@ impl BallTree {
     /// point's unmasked slot (Erwin's `x[tree_mask][argsort(tree_idx[tree_mask])]`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for `width == 0`; [`Error::LengthMismatch`] when
-    /// `slot_values.len() != num_slots() * width`.
+    /// [`Error::InvalidArgument`] for `width == 0` or `num_slots() * width` beyond
+    /// `usize`; [`Error::LengthMismatch`] when `slot_values.len() != num_slots() * width`.
     pub fn scatter_to_points<V: Copy + Send + Sync>(&self, slot_values: &[V], width: usize) -> Result<Vec<V>> {
         check_rows("slot values", slot_values.len(), self.num_slots(), width)?;
         Ok(gather_rows(slot_values, &self.slot_of_point(), width))
@@ -120,8 +120,14 @@ pub(crate) fn check_rows(what: &'static str, len: usize, rows: usize, width: usi
     if width == 0 {
         return Err(Error::InvalidArgument { what: "width", reason: "rows need at least one column".into() });
     }
-    if len != rows * width {
-        return Err(Error::LengthMismatch { what, expected: rows * width, actual: len });
+    let Some(expected) = rows.checked_mul(width) else {
+        return Err(Error::InvalidArgument {
+            what: "width",
+            reason: format!("{rows} rows of {width} columns overflow usize ({what} has {len})"),
+        });
+    };
+    if len != expected {
+        return Err(Error::LengthMismatch { what, expected, actual: len });
     }
     Ok(())
 }

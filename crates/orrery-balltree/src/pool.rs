@@ -16,6 +16,18 @@
 //! Radii are the largest Euclidean distance, computed in f64, from the centre (as
 //! returned, i.e. rounded to `T`) to a point of the ball, rounded up to `T`: every
 //! point lies inside its ball exactly, not only up to rounding.
+//!
+//! # Finite input near the type's maximum
+//! Finite input gives finite means: an f64 sum of f32 values cannot overflow, but one
+//! of f64 values near `f64::MAX` can, and then that column is summed again with every
+//! value scaled by a power of two `2^-k` (`2^k >= 2 * count`) and the mean scaled back.
+//! Scaling by a power of two is exact, so such a mean is bit for bit the mean of the
+//! scaled values, scaled back; columns whose sum does not overflow take the plain path,
+//! so ordinary input gives the same bits as before. A squared distance that overflows
+//! f64 (coordinates beyond about 1e154) is recomputed from halved differences scaled by
+//! their largest component. A radius that exceeds `T::MAX` in exact arithmetic (points
+//! near `±T::MAX` on both sides of the centre) has no finite upper bound in `T` and is
+//! reported as [`Error::Overflow`] rather than returned as infinity.
 
 use orrery_core::{DType, Error, Real, Result};
 use rayon::prelude::*;
@@ -105,7 +117,9 @@ impl BallTree {
     /// Centre (mean position, by `weighting`) and radius of every ball at `level`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `cloud` has other batches than the tree; as
+    /// [`Error::InvalidArgument`] when `cloud` has other batches than the tree;
+    /// [`Error::Overflow`] (`what = "ball radius"`, `index` = the ball) for the first
+    /// ball whose radius exceeds `T::MAX` (see the [module docs](self)); as
     /// [`BallTree::pool_mean`] otherwise.
     pub fn ball_stats<T: Real>(
         &self,
@@ -123,22 +137,23 @@ impl BallTree {
         let centres = self.pool_mean(cloud.points(), dim, level, weighting)?;
         let balls = self.balls(level)?;
         let mut radii = vec![T::ZERO; balls.len()];
-        radii.par_iter_mut().zip(balls.par_iter()).zip(centres.par_chunks(dim)).for_each(|((r, ball), c)| {
-            let mut max = 0.0f64;
-            for s in ball.start..ball.start + ball.len {
-                let p = cloud.point(self.indices()[s] as usize);
-                let d2: f64 = p
-                    .iter()
-                    .zip(c)
-                    .map(|(&x, &y)| {
-                        let d = wide(x) - wide(y);
-                        d * d
-                    })
-                    .sum();
-                max = max.max(d2.sqrt());
-            }
-            *r = round_up(max);
-        });
+        let mut exact = vec![0.0f64; balls.len()];
+        radii.par_iter_mut().zip(&mut exact).zip(balls.par_iter()).zip(centres.par_chunks(dim)).for_each(
+            |(((r, e), ball), c)| {
+                let mut max = 0.0f64;
+                for s in ball.start..ball.start + ball.len {
+                    max = max.max(distance(cloud.point(self.indices()[s] as usize), c));
+                }
+                (*r, *e) = (round_up(max), max);
+            },
+        );
+        if let Some(ball) = radii.par_iter().position_first(|r| !r.finite()) {
+            let (dtype, max) = match T::DTYPE {
+                DType::F32 => ("f32", f64::from(f32::MAX)),
+                _ => ("f64", f64::MAX),
+            };
+            return Err(Error::Overflow { what: "ball radius", index: ball, value: exact[ball], dtype, max });
+        }
         Ok(BallStats { centres, radii, dim })
     }
 
@@ -155,7 +170,8 @@ impl BallTree {
         Ok(out)
     }
 
-    /// The f64 mean of the rows `row(s)` of a ball's slots.
+    /// The f64 mean of the rows `row(s)` of a ball's slots; a column whose sum
+    /// overflows is summed again scaled (see the [module docs](self)).
     fn mean_of<'v, T: Real>(
         &self,
         ball: &Ball,
@@ -163,23 +179,70 @@ impl BallTree {
         width: usize,
         row: impl Fn(usize) -> &'v [T],
     ) -> Vec<f64> {
+        let counted = || {
+            (ball.start..ball.start + ball.len)
+                .filter(move |&s| weighting == Weighting::Slots || ball.len == 1 || self.mask()[s])
+        };
         let mut sum = vec![0.0f64; width];
         let mut count = 0usize;
-        for s in ball.start..ball.start + ball.len {
-            if weighting == Weighting::Points && ball.len > 1 && !self.mask()[s] {
-                continue;
-            }
+        for s in counted() {
             count += 1;
             for (acc, &v) in sum.iter_mut().zip(row(s)) {
                 *acc += wide(v);
             }
         }
-        let count = count as f64;
-        for v in &mut sum {
-            *v /= count;
+        let n = count as f64;
+        for (col, v) in sum.iter_mut().enumerate() {
+            if v.is_finite() {
+                *v /= n;
+            } else {
+                *v = scaled_mean(counted().map(|s| wide(row(s)[col])), count);
+            }
         }
         sum
     }
+}
+
+/// The mean of `count` values whose plain f64 sum overflowed: summed scaled by `2^-k`
+/// with `2^k >= 2 * count` (so the scaled sum of finite values stays below
+/// `f64::MAX / 2`), divided, scaled back. The exact mean of finite values lies between
+/// their extremes, so a result past `±f64::MAX` can only be rounding and is clamped.
+/// Non-finite values propagate as in the plain sum.
+fn scaled_mean(values: impl Iterator<Item = f64>, count: usize) -> f64 {
+    // A power of two (count <= 2^32 slots), so both scalings are exact.
+    let up = (2 * count.next_power_of_two()) as f64;
+    let sum: f64 = values.map(|v| v / up).sum();
+    let mean = sum / count as f64 * up;
+    if sum.is_finite() { mean.clamp(-f64::MAX, f64::MAX) } else { mean }
+}
+
+/// The Euclidean distance between `p` and `c` in f64. When the plain sum of squares
+/// overflows (differences beyond about 1e154), recomputed from the halved differences
+/// (finite for finite `p` and `c`) scaled by their largest magnitude; infinite only
+/// when the distance itself exceeds `f64::MAX`.
+fn distance<T: Real>(p: &[T], c: &[T]) -> f64 {
+    let d2: f64 = p
+        .iter()
+        .zip(c)
+        .map(|(&x, &y)| {
+            let d = wide(x) - wide(y);
+            d * d
+        })
+        .sum();
+    if d2.is_finite() {
+        return d2.sqrt();
+    }
+    let half = |(&x, &y): (&T, &T)| 0.5 * wide(x) - 0.5 * wide(y);
+    let m = p.iter().zip(c).map(half).fold(0.0f64, |m, d| m.max(d.abs()));
+    let s: f64 = p
+        .iter()
+        .zip(c)
+        .map(|pc| {
+            let d = half(pc) / m;
+            d * d
+        })
+        .sum();
+    2.0 * (m * s.sqrt())
 }
 
 /// A ball as a run of slots.

@@ -161,17 +161,21 @@ impl RotationPlan {
         for (i, &bs) in ball_sizes.iter().enumerate() {
             if i > 0 {
                 let stride = strides[i - 1];
-                if !stride.is_power_of_two() || scale * stride > smallest {
-                    return Err(invalid(
-                        "strides",
-                        format!(
-                            "stride {stride} of layer {i}: strides must be powers of two whose product \
-                             ({}) fits the smallest batch ({smallest} slots)",
-                            scale.saturating_mul(stride)
-                        ),
-                    ));
+                let product = scale.checked_mul(stride);
+                match product {
+                    Some(p) if stride.is_power_of_two() && p <= smallest => scale = p,
+                    _ => {
+                        let product =
+                            product.map_or_else(|| format!("{scale} * {stride} overflows usize"), |p| p.to_string());
+                        return Err(invalid(
+                            "strides",
+                            format!(
+                                "stride {stride} of layer {i}: strides must be powers of two whose product \
+                                 ({product}) fits the smallest batch ({smallest} slots)"
+                            ),
+                        ));
+                    }
                 }
-                scale *= stride;
             }
             if !bs.is_power_of_two() || bs > smallest / scale {
                 return Err(invalid(

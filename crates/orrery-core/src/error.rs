@@ -83,6 +83,23 @@ pub enum Error {
         value: f64,
     },
 
+    /// A result of finite input that the element type cannot hold: finite in exact
+    /// arithmetic, but beyond the type's largest finite value (e.g. the radius of a ball
+    /// whose points lie near `f32::MAX` on opposite sides of the origin).
+    #[error("{what} at index {index} is {value:e}, beyond the largest finite {dtype} ({max:e})")]
+    Overflow {
+        /// Which result (e.g. "ball radius").
+        what: &'static str,
+        /// Index of the result (e.g. the ball).
+        index: usize,
+        /// The result as computed in f64 (infinite when it exceeds f64 too).
+        value: f64,
+        /// Name of the element type (e.g. "f32").
+        dtype: &'static str,
+        /// The type's largest finite value, widened to f64.
+        max: f64,
+    },
+
     /// Two arrays that must have the same length do not.
     #[error("length mismatch: {what} has {actual} element(s), expected {expected}")]
     LengthMismatch {

@@ -1,6 +1,6 @@
 //! Vectors and axis-aligned boxes.
 
-use crate::element::Real;
+use crate::element::{DType, Real};
 use crate::error::{Axis, Error, Result};
 
 /// A 3D vector (nalgebra's `Vector3`).
@@ -9,7 +9,11 @@ pub type Vec3<T> = nalgebra::Vector3<T>;
 /// An axis-aligned box `[min, max]` on every axis, with finite bounds and `min <= max`.
 ///
 /// A box whose extent is zero on an axis is allowed (all points in a plane); key
-/// mappers then put every point in cell 0 on that axis.
+/// mappers then put every point in cell 0 on that axis. Every other extent is finite and
+/// at least [`Aabb::min_extent`] (about 5.4e-20 for f32, 1.0e-289 for f64), so that the
+/// scale `2^levels / extent` of every key mapper (at most 2^63 cells per axis) is finite
+/// and positive: a box of `[-f64::MAX, f64::MAX]`, whose extent overflows to infinity,
+/// would otherwise map every point to key 0.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Aabb<T: Real> {
     min: Vec3<T>,
@@ -20,14 +24,21 @@ impl<T: Real> Aabb<T> {
     /// A box from its corners.
     ///
     /// # Errors
-    /// [`Error::InvalidBox`] when a bound is not finite or `min > max` on some axis.
+    /// [`Error::InvalidBox`] when, on some axis, a bound is not finite, `min > max`, the
+    /// extent `max - min` overflows `T`, or the extent is non-zero but below
+    /// [`Aabb::min_extent`].
     pub fn new(min: Vec3<T>, max: Vec3<T>) -> Result<Self> {
         for a in 0..3 {
             let (lo, hi) = (min[a], max[a]);
+            let extent = hi - lo;
             let reason = if !lo.finite() || !hi.finite() {
                 Some("bounds must be finite")
             } else if lo > hi {
                 Some("min must not exceed max")
+            } else if !extent.finite() {
+                Some("the extent max - min overflows")
+            } else if extent > T::ZERO && extent < Self::min_extent() {
+                Some("the extent is non-zero but too small for a key mapper's finite scale")
             } else {
                 None
             };
@@ -36,6 +47,19 @@ impl<T: Real> Aabb<T> {
             }
         }
         Ok(Self { min, max })
+    }
+
+    /// The smallest non-zero extent of a box: `2^63 / T::MAX` rounded up to a power of
+    /// two (`2^-64` for f32, about 5.4e-20; `2^-960` for f64, about 1.0e-289), so that
+    /// `2^63 / extent`, the scale of the finest key mapper, is at most `2^(emax)` and
+    /// finite.
+    pub fn min_extent() -> T {
+        // T::MAX = (2 - eps) * 2^emax with emax = MAX_EXP - 1: the smallest power of two
+        // `e` with 2^63 / e <= T::MAX is 2^(63 - emax).
+        match T::DTYPE {
+            DType::F32 => <T as Real>::from_f64(2f64.powi(63 - f32::MAX_EXP + 1)),
+            _ => <T as Real>::from_f64(2f64.powi(63 - f64::MAX_EXP + 1)),
+        }
     }
 
     /// A cube `[lo, hi]^3`.

@@ -37,7 +37,8 @@ pub(crate) fn fill(rec: &mut Recorder<'_>, dst: Arg<'_>, value: &[u8]) -> Result
                 let mut chunk = [0u32; FILL_WORDS];
                 let end = (first + FILL_WORDS).min(words);
                 chunk[..end - first].copy_from_slice(&value[first..end]);
-                let params = Params::new().u32(n_words).u32(words as u32).u32(first as u32).bytes(bytemuck::cast_slice(&chunk));
+                let params =
+                    Params::new().u32(n_words).u32(words as u32).u32(first as u32).bytes(bytemuck::cast_slice(&chunk));
                 rec.dispatch(&pipeline, &[dst], &params, blocks(per_element(n_words)))?;
             }
             Ok(())

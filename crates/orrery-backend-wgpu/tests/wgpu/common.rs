@@ -107,7 +107,10 @@ pub fn coarse() -> Option<&'static WgpuExecutor> {
     COARSE
         .get_or_init(|| {
             executor()?;
-            Some(open(&WgpuOptions { view_alignment: Some(256), ..base_options() }).expect("a coarse-alignment executor"))
+            Some(
+                open(&WgpuOptions { view_alignment: Some(256), ..base_options() })
+                    .expect("a coarse-alignment executor"),
+            )
         })
         .as_ref()
 }

@@ -120,8 +120,14 @@ fn an_unaligned_view_needs_an_off_field() {
     let kept = e.upload(&[0u32, 5, 6, 7, 0]).unwrap();
     let n = e.upload(&[9u32, 3]).unwrap();
     let mut marks = e.upload(&[0u32; 6]).unwrap();
-    mark(e, &LaunchConfig::blocks(1, 64), kept.slice(1..4).unwrap(), n.slice(1..2).unwrap(), marks.slice_mut(2..5).unwrap())
-        .unwrap();
+    mark(
+        e,
+        &LaunchConfig::blocks(1, 64),
+        kept.slice(1..4).unwrap(),
+        n.slice(1..2).unwrap(),
+        marks.slice_mut(2..5).unwrap(),
+    )
+    .unwrap();
     assert_eq!(e.download(&marks).unwrap(), [0, 0, 11, 13, 15, 0]);
 }
 
@@ -336,7 +342,12 @@ fn recordings_refuse_reads_allocations_and_scratch_growth() {
 fn a_wrong_buffer_after_a_scalar_is_refused_by_the_typed_api_too() {
     each(|label, e| {
         let x = e.upload(&[1.0f32]).unwrap();
-        let r = e.launch_with(&MARK, "scale", &LaunchConfig::blocks(1, 64), &[KernelArg::scalar(1u32), KernelArg::read(x.view())]);
+        let r = e.launch_with(
+            &MARK,
+            "scale",
+            &LaunchConfig::blocks(1, 64),
+            &[KernelArg::scalar(1u32), KernelArg::read(x.view())],
+        );
         assert!(matches!(r, Err(Error::KernelSignature { .. })), "{label}: {r:?}");
     });
 }

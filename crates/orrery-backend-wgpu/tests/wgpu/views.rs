@@ -24,7 +24,6 @@ fn bits<T: Storage>(v: &[T]) -> Vec<u8> {
     bytemuck::cast_slice(v).to_vec()
 }
 
-
 macro_rules! compare {
     ($what:expr, $f:ident $(::<$($g:ty),*>)? $(, $arg:expr)*) => {{
         let want = $f $(::<$($g),*>)? (&cpu() $(, $arg)*);
@@ -87,7 +86,12 @@ fn copy_fill_iota_on_unaligned_views() {
         compare!(format!("fill zero u32 n={n}"), fill_view, n, 0u32);
         compare!(format!("fill u64 n={n}"), fill_view, n, 0x0123_4567_89ab_cdefu64);
         compare!(format!("fill [u32; 3] n={n}"), fill_view, n, [1u32, 2, 3]);
-        compare!(format!("fill [u32; 20] n={n}"), fill_view, n, std::array::from_fn::<u32, 20, _>(|i| i as u32 * 7 + 1));
+        compare!(
+            format!("fill [u32; 20] n={n}"),
+            fill_view,
+            n,
+            std::array::from_fn::<u32, 20, _>(|i| i as u32 * 7 + 1)
+        );
         compare!(format!("iota n={n}"), iota_view, n);
     }
 }
@@ -226,7 +230,9 @@ fn indirect_args_match_the_host_reference() {
     use orrery_core::gpu::GpuExecutor;
     each_view(|label, e| {
         let max = e.capabilities().max_workgroups_per_dimension;
-        for (bound, live, per) in [(0usize, 0u32, 64u32), (100, 64, 64), (100, 65, 64), (1000, 5000, 7), (1 << 24, 1 << 24, 1)] {
+        for (bound, live, per) in
+            [(0usize, 0u32, 64u32), (100, 64, 64), (100, 65, 64), (1000, 5000, 7), (1 << 24, 1 << 24, 1)]
+        {
             let slots = e.upload(&[9u32, live]).unwrap();
             let count = DeviceCount::new(slots.slice(1..2).unwrap(), bound).unwrap();
             let mut args = e.upload(&[7u32; 6]).unwrap();

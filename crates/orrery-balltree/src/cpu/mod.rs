@@ -110,7 +110,7 @@ pub fn build_at<T: Real>(cloud: &PointCloud<'_, T>, isa: CpuIsa) -> Result<BallT
         DType::F64 => with_dim!(dim, build_batches::<f64, _>(level, bytemuck::cast_slice(points), &layout, idx, msk)),
         _ => unreachable!("Real is f32 or f64"),
     });
-    BallTree::from_parts(layout, indices, mask)
+    Ok(BallTree::from_built_parts(layout, indices, mask))
 }
 
 /// Erwin's `partition_balltree`: splits every batch of `cloud` `target_level` times (a

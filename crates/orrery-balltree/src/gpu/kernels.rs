@@ -18,49 +18,21 @@
 
 use orrery_core::KernelSource;
 
-/// A pass module: the prelude, optionally the core segment search, and the pass file.
+/// A pass module: the texts `orrery-kernels` and `orrery-shaders` assemble (the prelude,
+/// optionally the core segment search, the pass file), under one module name.
 macro_rules! pass_module {
-    ($name:literal, $file:literal, segment) => {
-        KernelSource::new(
+    ($name:literal, $id:ident) => {
+        orrery_core::KernelSource::new(
             concat!("balltree/", $name),
-            concat!(
-                include_str!("../../../../kernels/balltree/common.cuh"),
-                "\n#line 1 \"kernels/core/segment.cuh\"\n",
-                include_str!("../../../../kernels/core/segment.cuh"),
-                "\n#line 1 \"kernels/balltree/",
-                $file,
-                ".cu\"\n",
-                include_str!(concat!("../../../../kernels/balltree/", $file, ".cu"))
-            ),
-            concat!(
-                include_str!("../../../../shaders/balltree/common.wgsl"),
-                "\n",
-                include_str!(concat!("../../../../shaders/balltree/", $file, ".wgsl"))
-            ),
-        )
-    };
-    ($name:literal, $file:literal) => {
-        KernelSource::new(
-            concat!("balltree/", $name),
-            concat!(
-                include_str!("../../../../kernels/balltree/common.cuh"),
-                "\n#line 1 \"kernels/balltree/",
-                $file,
-                ".cu\"\n",
-                include_str!(concat!("../../../../kernels/balltree/", $file, ".cu"))
-            ),
-            concat!(
-                include_str!("../../../../shaders/balltree/common.wgsl"),
-                "\n",
-                include_str!(concat!("../../../../shaders/balltree/", $file, ".wgsl"))
-            ),
+            orrery_kernels::balltree::unit::$id,
+            orrery_shaders::balltree::unit::$id,
         )
     };
 }
 pub(crate) use pass_module;
 
 /// Every module the build launches, with the defines it launches them with (for
-/// ahead-of-time compile checks: `tests/gpu_cuda.rs` compiles each with NVRTC).
+/// ahead-of-time compile checks: the ball tree's GPU tests compile each with NVRTC).
 pub const MODULES: [KernelSource; 4] =
     [super::levels::LEVELS, super::select::SELECT, super::local::LOCAL_LARGE, super::local::LOCAL_SMALL];
 

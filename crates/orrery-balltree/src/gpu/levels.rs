@@ -10,7 +10,7 @@ use super::kernels::{BOUNDS_TILE, ITEM_THREADS, pass_module};
 
 /// The module: `common.cuh` + `core/segment.cuh` + `levels.cu`; `common.wgsl` +
 /// `levels.wgsl` (which includes `core/segment`).
-pub const LEVELS: KernelSource = pass_module!("levels", "levels", segment);
+pub const LEVELS: KernelSource = pass_module!("levels", LEVELS);
 
 orrery_core::kernels! {
     module = LEVELS;

@@ -56,7 +56,7 @@ pub(crate) fn local_shape(limits: &DeviceLimits) -> LocalShape {
     if LARGE.fits(limits) { LARGE } else { SMALL }
 }
 
-const LOCAL: KernelSource = pass_module!("local", "local");
+const LOCAL: KernelSource = pass_module!("local", LOCAL);
 
 /// The module for [`LARGE`].
 pub const LOCAL_LARGE: KernelSource = LOCAL.with_defines(&[

@@ -37,38 +37,45 @@
 //!    they stay inside their segment.
 //! 2. **Local phase.** Every remaining subtree (at most 2048 slots where the device's
 //!    limits allow blocks of 512 threads with the phase's shared arrays, as on CUDA; else
-//!    1024) is finished by one block in shared memory, in *slot space*: a subtree of
-//!    `2^h` slots is an aligned segment, its points first and padding after. Per local
-//!    level: the split dimension of every segment (a shared-memory reduction), the keys,
-//!    a bitonic sort of every aligned segment by (code, index) with padding last, and a
-//!    move of the right child's points to the front of the segment's second half. The
-//!    leaves are then written as the CPU writes them.
+//!    1024) is finished in shared memory by one block, which takes up to `capacity / 2^h`
+//!    subtrees of the same height `h`, in *slot space*: a subtree of `2^h` slots is an
+//!    aligned segment, its points first and padding after. The block gathers its points'
+//!    coordinates once; per local level: the split dimension of every segment (a
+//!    reduction within the block), the keys, a bitonic sort of every aligned segment by
+//!    (code, index) with padding last, and a move of the right child's points to the
+//!    front of the segment's second half. The leaves are then written as the CPU writes
+//!    them.
 //!
-//! [`Strategy::LevelSort`] (the baseline) runs the global levels down to the leaves and
-//! uses the local phase only to write them; [`Strategy::Hybrid`] switches
-//! to the local phase as early as the block size allows. [`Strategy::Select`] (the
-//! default; the fastest on CUDA and wgpu, see [`Strategy::fastest_for`]) runs the levels of Hybrid but replaces
-//! each global level's sort of all points by a segmented selection of every node's
-//! median:
+//! [`Strategy::LevelSort`] (the baseline) runs the global levels down to the leaves'
+//! parents and uses the local phase only to write the leaves; [`Strategy::Hybrid`]
+//! switches to the local phase as early as the block size allows. [`Strategy::Select`]
+//! (the default; the fastest on CUDA and wgpu, see [`Strategy::fastest_for`]) runs the
+//! levels of Hybrid but replaces each global level's sort of all points by a segmented
+//! selection of every node's median:
 //!
 //! - the coordinates are transposed once into position order, dimension after dimension,
 //!   and move with the permutation, so every pass reads them coalesced;
 //! - per level: bounds and split dimensions as above; then radix-selection rounds over
 //!   the key (code of the split coordinate, point index), most significant 11-bit digit
 //!   first: a histogram of the digits of every *candidate* (a point whose resolved bits
-//!   equal the pivot's so far; warp-aggregated, per-tile in shared memory) and one block
-//!   per node that finds the bucket of rank `floor(m/2)`. A node is *decided* as soon as
-//!   the pivot is the smallest candidate left: the left child is then every point whose
-//!   resolved bits are below the pivot's. Later rounds skip decided nodes (and return at
-//!   once when none is pending), so uniform data needs about 3 of the 5 rounds;
+//!   equal the pivot's so far; counted in shared memory when a tile of positions lies in
+//!   one node, by global atomics otherwise) and one block per node that finds the bucket
+//!   of rank `floor(m/2)`. A node is *decided* as soon as the pivot is the smallest
+//!   candidate left: the left child is then every point whose resolved bits are below
+//!   the pivot's. Later rounds skip decided nodes (and return at once when none is
+//!   pending), so for 2^20 uniform f32 points only about 3 of the 5 rounds do work;
 //! - a stable partition: left flags, the executor's exclusive scan, one scatter of the
 //!   permutation and the coordinates.
 //!
-//! All three give the same tree.
+//! The partitions keep every node's points in index order, so Select's f32 local phase
+//! on CUDA (`bt_local_ordered_f32`) sorts one packed `u64` key (code, local number) per
+//! slot; WGSL (no `u64`) and f64 run the local phase of the other strategies. All three
+//! strategies give the same tree.
 //!
 //! f64 coordinates are supported where the device does f64 arithmetic and the kernel
-//! language has the f64 kernels, i.e. on CUDA (the same exact rules in f64; two stable
-//! sorts per level compose the 64-bit code and the node id); elsewhere (WGSL) they are
+//! language has the f64 kernels, i.e. on CUDA (the same exact rules in f64: LevelSort and
+//! Hybrid compose the 64-bit code and the node id by two stable sorts per level, Select
+//! runs six code rounds instead of three); elsewhere (WGSL) they are
 //! [`orrery_core::Error::Unsupported`].
 //!
 //! # Code layout
@@ -83,31 +90,29 @@
 //! `plan.rs` the host plan, `kernels.rs` the module list.
 //!
 //! # Cost
-//! Per global level: 4 small launches and one stable sort of `n` `(u64, u32)` pairs over
-//! `32 + log2(nodes)` bits. The local phase: one launch, `sum_g g(g+1)/2` bitonic steps
-//! per block for the `h - 1` local levels.
+//! Launches per global level (`build.rs`):
 //!
-//! Measured on one NVIDIA H200 (driver 580.159.04, CUDA 13.0; 2026-11-29), 3D uniform
-//! f32 points, device markers around [`GpuBallTreeBuilder::build`] after two warm-up
-//! builds, median of 10 rotating over three input sets (`cargo xtask bench balltree`,
-//! all in one run; `docs/performance/balltree.md` has clustered, 2D, 8D and f64), in ms:
+//! - LevelSort and Hybrid: `bt_reset_bounds`, `bt_bounds_*`, `bt_choose_*`, `bt_keys_*`,
+//!   then one stable sort of `n` `(u64, u32)` pairs over `32 + node_bits` bits
+//!   (`node_bits`: the bits of the level's node count); f64 sorts the 64-bit codes, then
+//!   runs `bt_node_keys` and sorts again over `node_bits`.
+//! - Select: `bt_transpose_*` once before the first level; per level `bt_reset_bounds`,
+//!   `bt_sbounds_*`, `bt_choose_*`, `bt_select_init`, two launches per selection round
+//!   (`bt_select_count_*`, `bt_select_find_*`), `bt_select_flags_*`, the executor's
+//!   exclusive scan of `n` flags and `bt_select_scatter_*`. The rounds cover the code's
+//!   32 or 64 bits and the `ceil(log2 n)` index bits (at least 1) in 11-bit digits, so
+//!   f32 at `n = 2^20` has 3 + 2; every round is launched, and a round with no pending node
+//!   returns at once.
 //!
-//! | workload | CUDA Select | CUDA Hybrid | CUDA LevelSort | wgpu (Vulkan) Select | wgpu Hybrid | CPU, 16 threads | balltree-erwin, 16 threads |
-//! |---|---|---|---|---|---|---|---|
-//! | 16 x 1024   | 0.083 | 0.087 | 0.718 | 0.214 | 0.247 | 0.411 | 0.482 |
-//! | 16 x 4096   | 0.235 | 0.250 | 0.961 | 1.393 | 1.984 | 0.993 | 1.637 |
-//! | 16 x 16384  | 0.392 | 0.442 | 1.368 | 2.585 | 3.968 | 3.495 | 7.356 |
-//! | 64 x 16384  | 0.709 | 0.994 | 2.727 | 2.843 | 5.175 | 12.86 | 29.17 |
-//! | 1 x 1048576 | 1.217 | 2.035 | 3.791 | 6.883 | 12.22 | 22.03 | 730.6 |
+//! Global levels: for a deepest batch of depth `L` (`2^(L+1)` slots), LevelSort runs `L`;
+//! Hybrid and Select run `max(0, L + 1 - log2(c))`, with `c` the block's slots (2048 on
+//! CUDA, 1024 on wgpu). The local phase is one launch; a block of subtrees of `2^h` slots
+//! runs `g(g+1)/2` bitonic steps at each local level `g = h, ..., 2`, and LevelSort's
+//! blocks (`h = 1`) only write leaves.
 //!
-//! Where the CUDA time goes (Nsight Compute kernel durations, 1 x 2^20): Hybrid spends
-//! 9 global levels of about 170 us (the sort 118 us of it, the random gather of
-//! coordinates for the bounds 37 us) and `bt_local` 462 us (ALU-bound bitonic sorts;
-//! 512 blocks of 2048 slots, two waves at 2 blocks per multiprocessor). Select's levels
-//! cost about 102 us (three busy selection rounds of about 13 us, flags, scan and
-//! scatter 31 us, bounds 10.5 us) and its packed-key local phase 405 us. The wgpu times
-//! are dominated by the wgpu executor's sort (1.0 ms for 1M pairs against CUDA's
-//! 0.12 ms).
+//! Measured times on every executor, and per-kernel profiles:
+//! `docs/performance/balltree.md` (its Current table; its History keeps the table and
+//! profile these docs held until issue 11).
 
 mod build;
 mod kernels;

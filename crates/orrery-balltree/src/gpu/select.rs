@@ -13,7 +13,7 @@ use super::plan::LevelShape;
 
 /// The module: `common.cuh` + `core/segment.cuh` + `select.cu`; `common.wgsl` +
 /// `select.wgsl` (which includes `core/segment`).
-pub const SELECT: KernelSource = pass_module!("select", "select", segment);
+pub const SELECT: KernelSource = pass_module!("select", SELECT);
 
 orrery_core::kernels! {
     module = SELECT;

@@ -17,10 +17,11 @@
 //! halving them is exact: overflowed spreads compare as `(1, TwoSum(hi/2, -lo/2))`,
 //! the others as `(0, TwoSum(hi, -lo))`.
 //!
-//! The CPU build currently compares spreads computed in f64 from widened coordinates.
-//! For f32 input that subtraction is exact unless one dimension's bounds are more than
-//! 2^29 apart in magnitude ratio, so both rules agree on every practical input; the
-//! exact rule here is the one to share (see [`split_dim_exact`]).
+//! The CPU build follows the same rule ([`crate::split`]): it compares the f64 spreads of
+//! its widened bounds (f32 bounds widen exactly) and, only where the largest of them tie
+//! or overflow, decides by [`split_dim_exact`] in f64. Rounding is monotone, so a rounded
+//! spread strictly larger than all others is the strictly largest exact one: every
+//! executor picks the same dimension, for f32 and f64 input alike.
 //!
 //! Subnormal coordinates: CUDA keeps them (NVRTC compiles without flush-to-zero). A
 //! Vulkan adapter may flush f32 subnormals in arithmetic, which can only change the

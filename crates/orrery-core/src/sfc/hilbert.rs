@@ -352,7 +352,7 @@ pub fn decode_2d_unchecked<K: SfcKey>(key: K) -> [u32; 2] {
 #[cfg(test)]
 mod tests {
     //! The tables against the rule they were generated from, and small exhaustive
-    //! checks; the property tests are in `tests/sfc_hilbert.rs`.
+    //! checks; the property tests are in `tests/core/sfc_hilbert.rs`.
 
     use super::*;
 

@@ -40,8 +40,17 @@ pub(crate) fn quantize<T: Real>(v: T, min: T, scale: T, cells: T, last: u64) -> 
 }
 
 /// `cells / extent` in `T`, or 0 for a zero extent (every point then lies in cell 0).
+///
+/// Finite and positive for every non-zero extent of an [`Aabb`] and `cells <= 2^63`:
+/// the box rejects extents that overflow or lie below [`Aabb::min_extent`], the two
+/// cases in which this quotient would be 0 or infinite.
 pub(crate) fn axis_scale<T: Real>(cells: T, extent: T) -> T {
-    if extent > T::ZERO { cells / extent } else { T::ZERO }
+    let scale = if extent > T::ZERO { cells / extent } else { T::ZERO };
+    debug_assert!(
+        scale.finite() && (scale > T::ZERO) == (extent > T::ZERO),
+        "scale {scale:?} of extent {extent:?}: Aabb::new admits only extents with a finite, positive scale"
+    );
+    scale
 }
 
 /// `2^bits` as a `T` (exact: a power of two up to `2^63`).
@@ -91,7 +100,9 @@ pub struct KeyMapper<T: Real, K: SfcKey> {
 
 impl<T: Real, K: SfcKey> KeyMapper<T, K> {
     /// A mapper for `bbox` on `curve`. Any valid box works, including boxes with zero
-    /// extent on some axes.
+    /// extent on some axes: [`Aabb::new`] has rejected every extent whose scale would be
+    /// 0 or infinite (an overflowing or a sub-[`Aabb::min_extent`] extent), so the
+    /// scale is finite, and positive on every axis of non-zero extent.
     pub fn new(bbox: Aabb<T>, curve: Curve) -> Self {
         let extent = bbox.extent();
         let cells = pow2::<T>(K::LEVELS_3D);

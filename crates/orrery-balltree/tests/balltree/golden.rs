@@ -6,13 +6,13 @@
 //! `std::nth_element`, so those are compared as sets; the mask, which only depends on
 //! the batch sizes, is compared exactly.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use orrery_balltree::{BallTree, Batches, PointCloud, build_balltree, check_tree, cpu, partition_balltree, tree_depth};
 use serde::Deserialize;
+
+use crate::common;
 
 #[derive(Deserialize)]
 struct Manifest {

@@ -1,8 +1,8 @@
 //! The GPU build against the CPU build, for any [`GpuExecutor`]: the same cases on CUDA
-//! (`gpu_cuda.rs`) and wgpu (`gpu_wgpu.rs`), each a comparison of indices and mask, bit
-//! for bit, named for the edge case it covers. `gpu_tests!` instantiates them.
-//!
-//! Needs `mod common;` beside `mod gpu_common;` in the test crate (for `common::widen`).
+//! (`gpu_cuda`) and wgpu (`gpu_wgpu`), each a comparison of indices and mask, bit for
+//! bit, named for the edge case it covers. `gpu_tests!` instantiates them in the module
+//! that calls it (`crate::gpu_tests!(exec)`, with `gpu_common` in scope), so their names
+//! are `gpu_cuda::<case>` and `gpu_wgpu::<case>`.
 //!
 //! Integer outputs, so no tolerance: a GPU tree that differs from the CPU tree in any slot
 //! fails, and the message names the case, the strategy and the first differing slot.

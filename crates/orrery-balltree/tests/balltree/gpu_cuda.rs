@@ -4,20 +4,19 @@
 //! `ORRERY_REQUIRE_CUDA=1`; the compile test needs only libnvrtc (`ORRERY_REQUIRE_NVRTC=1`
 //! makes its absence a failure).
 
-mod common;
-mod gpu_common;
-
 use std::sync::OnceLock;
 
 use orrery_backend_cuda::{CudaExecutor, check_nvrtc, compile_module_to_cubin, compile_module_to_ptx};
 use orrery_balltree::gpu::KERNEL_MODULES;
+
+use crate::gpu_common;
 
 fn cuda() -> Option<&'static CudaExecutor> {
     static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
     EXEC.get_or_init(|| gpu_common::open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
 }
 
-gpu_tests!(cuda);
+crate::gpu_tests!(cuda);
 
 #[test]
 fn kernels_compile_with_nvrtc_for_sm_90() {

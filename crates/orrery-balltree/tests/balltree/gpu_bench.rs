@@ -2,7 +2,7 @@
 //! assertion). Run with
 //!
 //! ```text
-//! cargo test --release -p orrery-balltree --test gpu_bench -- --ignored --nocapture
+//! cargo test --release -p orrery-balltree --test balltree -- --ignored --nocapture gpu_bench::
 //! ```
 //!
 //! For every available executor (CUDA, wgpu), both strategies and the anchor workloads
@@ -15,9 +15,6 @@
 //! `ORRERY_BENCH_OUT=<dir>` also writes `<dir>/balltree_gpu.json`. `ORRERY_BENCH_QUICK=1`
 //! runs the two smallest workloads only (for software adapters).
 
-mod common;
-mod gpu_common;
-
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -26,6 +23,8 @@ use orrery_backend_wgpu::WgpuExecutor;
 use orrery_balltree::gpu::{GpuBallTreeBuilder, Strategy};
 use orrery_balltree::{Batches, PointCloud, build_balltree};
 use orrery_core::{Executor, GpuExecutor};
+
+use crate::gpu_common;
 
 const REPEATS: usize = 10;
 
@@ -191,7 +190,7 @@ fn bench_gpu_build() {
 /// none --metrics gpu__time_duration.sum`): Hybrid 64 x 16384, Hybrid 1 x 2^20, Select
 /// 64 x 16384 and Select 1 x 2^20, in that order.
 #[test]
-#[ignore = "for a profiler: run with --ignored --exact profile_kernels_once"]
+#[ignore = "for a profiler: run with --ignored --exact gpu_bench::profile_kernels_once"]
 fn profile_kernels_once() {
     let exec = match CudaExecutor::from_env() {
         Ok(e) => e,

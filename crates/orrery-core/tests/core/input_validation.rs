@@ -98,6 +98,42 @@ fn invalid_boxes_are_rejected() {
 }
 
 #[test]
+fn boxes_whose_extent_overflows_are_rejected() {
+    // Before: accepted with extent inf, scale 0, every point at key 0.
+    let err = Aabb::cube(-f64::MAX, f64::MAX).unwrap_err();
+    assert_eq!(
+        err,
+        Error::InvalidBox { axis: Axis::X, min: -f64::MAX, max: f64::MAX, reason: "the extent max - min overflows" }
+    );
+    let err = Aabb::new(Vec3::new(0.0f32, -3e38, 0.0), Vec3::new(1.0, 3e38, 1.0)).unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidBox { axis: Axis::Y, reason: "the extent max - min overflows", .. }),
+        "{err:?}"
+    );
+    // The tightest box around such points is no box either.
+    let (x, y) = ([0.0f32, 1.0], [-3e38f32, 3e38]);
+    assert!(matches!(Aabb::from_points(&x, &y, &x).unwrap_err(), Error::InvalidBox { axis: Axis::Y, .. }));
+    // Half of the range on each side still fits.
+    let b = Aabb::cube(-f64::MAX / 2.0, f64::MAX / 2.0).unwrap();
+    assert_eq!(b.extent().x, f64::MAX);
+    assert!(Aabb::cube(-1.7e38f32, 1.7e38).is_ok());
+}
+
+#[test]
+fn boxes_with_a_nonzero_extent_below_min_extent_are_rejected() {
+    assert_eq!(Aabb::<f32>::min_extent(), 2f32.powi(-64));
+    assert_eq!(Aabb::<f64>::min_extent(), 2f64.powi(-960));
+    let tiny = 2f32.powi(-64).next_down();
+    let err = Aabb::new(Vec3::new(0.0f32, 0.0, 0.0), Vec3::new(1.0, 1.0, tiny)).unwrap_err();
+    assert!(matches!(err, Error::InvalidBox { axis: Axis::Z, max, .. } if max == f64::from(tiny)), "{err:?}");
+    assert!(Aabb::cube(0.0f64, 2f64.powi(-961)).is_err());
+    assert!(Aabb::cube(0.0f32, 2f32.powi(-64)).is_ok());
+    assert!(Aabb::cube(0.0f64, 2f64.powi(-960)).is_ok());
+    // Zero extents (planes, points) stay valid.
+    assert!(Aabb::cube(3.0f32, 3.0).is_ok());
+}
+
+#[test]
 fn more_points_than_u32_indices_hold_is_an_error() {
     assert_eq!(check_index_range(u32::MAX as usize, "points"), Ok(()));
     assert_eq!(

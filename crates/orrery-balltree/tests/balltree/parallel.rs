@@ -1,9 +1,9 @@
 //! Large inputs that take the parallel paths (parallel selection at the top levels,
 //! subtree tasks, many batches), compared with the specification's naive oracle.
 
-mod common;
-
 use orrery_balltree::{Batches, PointCloud, build_balltree, check_tree, partition_balltree};
+
+use crate::common;
 
 fn assert_tree_matches_oracle(points: &[f64], dim: usize, offsets: &[usize]) {
     let cloud = PointCloud::new(points, dim, Batches::from_offsets(offsets).unwrap()).unwrap();

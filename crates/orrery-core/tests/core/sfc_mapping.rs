@@ -2,7 +2,7 @@
 //! outside, degenerate (zero-extent) axes, non-finite input, and the parallel
 //! `keys_of`, for f32 and f64 positions and both key widths.
 
-use orrery_core::sfc::{Curve, KeyMapper, KeyMapper2D, SfcKey};
+use orrery_core::sfc::{BinaryLayout, Curve, KeyMapper, KeyMapper2D, SfcKey};
 use orrery_core::{Aabb, Axis, Error, PositionsView, Real, Vec3};
 use proptest::prelude::*;
 
@@ -242,6 +242,83 @@ proptest! {
         check_rule::<f32, u32>(lo, ext, u, curve)?;
         check_rule::<f64, u64>(lo, ext, u, curve)?;
         check_rule::<f64, u32>(lo, ext, u, curve)?;
+    }
+}
+
+/// `sign * m * 2^e`, rounded to `T` (for magnitudes over the whole exponent range).
+fn magnitude<T: Real>((negative, m, e): Magnitude) -> T {
+    let v = m * 2f64.powi(e);
+    t(if negative { -v } else { v })
+}
+
+/// Exponents over the whole range of a type (`min..=max`), with extra weight near both
+/// ends: near the top, bounds of opposite sign have an extent that overflows; near the
+/// bottom, extents fall below `Aabb::min_extent`.
+fn exponents(min: i32, max: i32) -> impl Strategy<Value = i32> {
+    prop_oneof![min..=max, (max - 8)..=max, min..=(min + 100)]
+}
+
+/// A signed magnitude: sign, mantissa in `[1, 2)`, exponent.
+type Magnitude = (bool, f64, i32);
+
+/// Per axis: two magnitudes (sorted into `[lo, hi]`) and whether the extent is zero
+/// (`[a, a]`).
+type ExtremeAxes = [(Magnitude, Magnitude, bool); 3];
+
+/// Per axis: two signed magnitudes (sorted into `[lo, hi]`), or one for a zero extent.
+fn extreme_axes(min_exp: i32, max_exp: i32) -> impl Strategy<Value = ExtremeAxes> {
+    let coord = move || (any::<bool>(), 1.0f64..2.0, exponents(min_exp, max_exp));
+    proptest::array::uniform3((coord(), coord(), proptest::bool::weighted(0.125)))
+}
+
+/// The box `[min(a, b), max(a, b)]` on every axis (`[a, a]` where `flat`): accepted
+/// exactly when every extent `hi - lo` (in `T`) is 0 or finite and at least
+/// `Aabb::min_extent`; and then every mapper's scale is finite, positive on the
+/// non-zero axes, and the upper corner lands in the last cell. Before the extent check,
+/// `[-MAX, MAX]` was accepted with scale 0 (key 0 for every point).
+fn check_extreme_box<T: Real>(axes: ExtremeAxes) -> Result<(), TestCaseError> {
+    let mut lo = [t::<T>(0.0); 3];
+    let mut hi = [t::<T>(0.0); 3];
+    for (a, &(p, q, flat)) in axes.iter().enumerate() {
+        let (u, v): (T, T) = (magnitude(p), magnitude(q));
+        let v = if flat { u } else { v };
+        (lo[a], hi[a]) = if u <= v { (u, v) } else { (v, u) };
+    }
+    let extent: [T; 3] = std::array::from_fn(|a| hi[a] - lo[a]);
+    let valid = (0..3).all(|a| extent[a].finite() && (extent[a] == t(0.0) || extent[a] >= Aabb::<T>::min_extent()));
+    let bbox = Aabb::new(v3(lo[0], lo[1], lo[2]), v3(hi[0], hi[1], hi[2]));
+    prop_assert_eq!(bbox.is_ok(), valid, "box {:?}..{:?}: {:?}", lo, hi, bbox);
+    let Ok(bbox) = bbox else { return Ok(()) };
+    let positive = |s: T, a: usize| s.finite() && (s > t(0.0)) == (extent[a] > t(0.0));
+    let m64 = KeyMapper::<T, u64>::new(bbox, Curve::Hilbert);
+    let m32 = KeyMapper::<T, u32>::new(bbox, Curve::Morton);
+    let m2d = KeyMapper2D::<T, u64>::new(bbox, Curve::Hilbert);
+    let binary = BinaryLayout::<T, u64>::full_depth(bbox);
+    for a in 0..3 {
+        prop_assert!(positive(m64.scale()[a], a), "u64 scale {:?} on axis {}", m64.scale()[a], a);
+        prop_assert!(positive(m32.scale()[a], a), "u32 scale {:?} on axis {}", m32.scale()[a], a);
+        prop_assert!(positive(binary.scale()[a], a), "binary scale {:?} on axis {}", binary.scale()[a], a);
+        if a < 2 {
+            prop_assert!(positive(m2d.scale()[a], a), "2D scale {:?} on axis {}", m2d.scale()[a], a);
+        }
+    }
+    let top = m64.integer_coords(bbox.max())?;
+    for a in 0..3 {
+        let last = if extent[a] > t(0.0) { (1u32 << 21) - 1 } else { 0 };
+        prop_assert_eq!(top[a], last, "axis {}", a);
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn extreme_boxes_are_rejected_or_map_with_finite_scales_f32(axes in extreme_axes(-149, 127)) {
+        check_extreme_box::<f32>(axes)?;
+    }
+
+    #[test]
+    fn extreme_boxes_are_rejected_or_map_with_finite_scales_f64(axes in extreme_axes(-1074, 1023)) {
+        check_extreme_box::<f64>(axes)?;
     }
 }
 

@@ -1,15 +1,16 @@
 //! Property tests on bounded random clouds (1 to 5 dimensions, 1 to 4 batches of 1 to
 //! 70 points, coordinates in [-1, 1) or from four values so that ties abound).
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use orrery_balltree::{
-    BallTree, Batches, Level, PointCloud, Weighting, build_balltree, check_tree, cpu, invert_permutation,
+    BallTree, Batches, Level, PointCloud, TreeLayout, Weighting, build_balltree, check_tree, cpu, invert_permutation,
     partition_balltree,
 };
+use orrery_core::Error;
 use proptest::prelude::*;
+
+use crate::common;
 
 #[derive(Debug, Clone)]
 struct Cloud {
@@ -260,6 +261,126 @@ proptest! {
             prop_assert_eq!(layers[i].num_balls() * bs, layers[i].len());
             rows = rows.chunks(2 * dim).flat_map(|pair| (0..dim).map(move |c| f64::midpoint(pair[c], pair[dim + c]))).collect();
             layer_offsets = layer_offsets.iter().map(|o| o / 2).collect();
+        }
+    }
+}
+
+/// Invariants 2 and 3 of `orrery_balltree::invariants`, written out naively: every
+/// index is a point of its slot's batch, a masked slot is the odd slot of a leaf and
+/// repeats its unmasked first slot, and the unmasked slots of a batch, sorted, are the
+/// batch's points.
+fn is_ball_tree(layout: &TreeLayout, idx: &[u32], mask: &[bool]) -> bool {
+    let slots = layout.slot_offsets();
+    (0..layout.num_batches()).all(|b| {
+        let points = layout.batches().range(b);
+        let range = slots[b] as usize..slots[b + 1] as usize;
+        let mut real: Vec<usize> = range.clone().filter(|&s| mask[s]).map(|s| idx[s] as usize).collect();
+        real.sort_unstable();
+        range.clone().all(|s| points.contains(&(idx[s] as usize)))
+            && range.filter(|&s| !mask[s]).all(|s| s % 2 == 1 && mask[s - 1] && idx[s - 1] == idx[s])
+            && real == points.collect::<Vec<_>>()
+    })
+}
+
+/// One edit of a tree's parts: set a slot's index (to any value below `n + 2`, so some
+/// are out of bounds), flip a slot's mask, or swap two slots' indices.
+#[derive(Debug, Clone)]
+enum Edit {
+    Set(prop::sample::Index, prop::sample::Index),
+    Flip(prop::sample::Index),
+    Swap(prop::sample::Index, prop::sample::Index),
+}
+
+fn edits() -> impl Strategy<Value = Vec<Edit>> {
+    let edit = prop_oneof![
+        (any::<prop::sample::Index>(), any::<prop::sample::Index>()).prop_map(|(s, v)| Edit::Set(s, v)),
+        any::<prop::sample::Index>().prop_map(Edit::Flip),
+        (any::<prop::sample::Index>(), any::<prop::sample::Index>()).prop_map(|(s, t)| Edit::Swap(s, t)),
+    ];
+    prop::collection::vec(edit, 1..=3)
+}
+
+/// `v * 2^e` for every value (exact: no value is subnormal or overflows here).
+fn scaled(values: &[f64], e: i32) -> Vec<f64> {
+    values.iter().map(|&v| v * 2f64.powi(e)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn from_parts_accepts_exactly_the_parts_of_a_ball_tree(c in clouds(), edits in edits()) {
+        let cloud = c.view();
+        let (layout, mut idx, mut mask) = build_balltree(&cloud).unwrap().into_parts();
+        let n = layout.num_points();
+        let slots = idx.len();
+        for edit in &edits {
+            match edit {
+                Edit::Set(s, v) => idx[s.index(slots)] = v.index(n + 2) as u32,
+                Edit::Flip(s) => mask[s.index(slots)] ^= true,
+                Edit::Swap(s, t) => idx.swap(s.index(slots), t.index(slots)),
+            }
+        }
+        let expected = is_ball_tree(&layout, &idx, &mask);
+        let out_of_bounds = idx.iter().position(|&i| i as usize >= n);
+        match BallTree::from_parts(layout, idx, mask) {
+            Err(e) => {
+                prop_assert!(!expected, "valid parts rejected: {}", e);
+                // An index past the points is reported as such unless an earlier slot
+                // breaks the tree first.
+                if let Error::IndexOutOfBounds { position, len, .. } = e {
+                    prop_assert_eq!((Some(position), len), (out_of_bounds, n));
+                }
+            }
+            Ok(tree) => {
+                prop_assert!(expected, "invalid parts accepted: {:?} / {:?}", tree.indices(), tree.mask());
+                // Everything that indexes with the parts runs and gives sound results.
+                let perm = tree.permutation();
+                prop_assert_eq!(invert_permutation(&perm).unwrap(), tree.inverse_permutation());
+                for (i, &s) in tree.slot_of_point().iter().enumerate() {
+                    prop_assert!(tree.mask()[s as usize] && tree.indices()[s as usize] as usize == i);
+                }
+                let rows: Vec<u32> = (0..n as u32).collect();
+                let there = tree.gather_to_slots(&rows, 1).unwrap();
+                prop_assert_eq!(tree.scatter_to_points(&there, 1).unwrap(), rows);
+                for level in all_levels(&tree) {
+                    for weighting in [Weighting::Slots, Weighting::Points] {
+                        let stats = tree.ball_stats(&cloud, level, weighting).unwrap();
+                        prop_assert!(stats.centres.iter().chain(&stats.radii).all(|v| v.is_finite()));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pooling_near_f64_max_is_the_pooling_of_scaled_points_scaled_back(c in clouds()) {
+        // Coordinates up to 3 * 2^1020 (a quarter of f64::MAX): sums of a few overflow,
+        // so do the squares of every difference. The same points times 2^-64 pool
+        // without overflow; scaling by powers of two is exact, so the means must agree
+        // bit for bit. Radii come from the scaled distance formula there: within 8 ulps
+        // (a relative tolerance; the plain formula on the small points rounds differently).
+        let big = scaled(&c.points, 1020);
+        let small = scaled(&c.points, 956);
+        let batches = c.view().batches().clone();
+        let big_cloud = PointCloud::new(&big, c.dim, batches.clone()).unwrap();
+        let small_cloud = PointCloud::new(&small, c.dim, batches).unwrap();
+        let tree = build_balltree(&big_cloud).unwrap();
+        prop_assert_eq!(&tree, &build_balltree(&small_cloud).unwrap());
+        for level in all_levels(&tree) {
+            for weighting in [Weighting::Slots, Weighting::Points] {
+                let ours = tree.ball_stats(&big_cloud, level, weighting).unwrap();
+                let reference = tree.ball_stats(&small_cloud, level, weighting).unwrap();
+                prop_assert_eq!(&ours.centres, &scaled(&reference.centres, 64));
+                prop_assert_eq!(&tree.pool_mean(&big, c.dim, level, weighting).unwrap(), &ours.centres);
+                for (r, expected) in ours.radii.iter().zip(scaled(&reference.radii, 64)) {
+                    prop_assert!(r.is_finite());
+                    prop_assert!((r - expected).abs() <= 8.0 * f64::EPSILON * expected, "{} vs {}", r, expected);
+                }
+            }
+            let slots = tree.gather_to_slots(&big, c.dim).unwrap();
+            let reference = tree.pool_slots_mean(&tree.gather_to_slots(&small, c.dim).unwrap(), c.dim, level).unwrap();
+            prop_assert_eq!(tree.pool_slots_mean(&slots, c.dim, level).unwrap(), scaled(&reference, 64));
         }
     }
 }

@@ -2,8 +2,8 @@
 //! panic.
 
 use orrery_balltree::{
-    Batches, Level, PointCloud, TreeLayout, build_balltree, build_balltree_with_rotations, check_tree, cpu,
-    erwin_rotation_matrix, invert_permutation,
+    BallTree, Batches, Level, PointCloud, TreeLayout, Weighting, build_balltree, build_balltree_with_rotations,
+    check_tree, cpu, erwin_rotation_matrix, invert_permutation,
 };
 use orrery_core::Error;
 
@@ -183,19 +183,172 @@ fn rotation_arguments_are_validated() {
 fn check_tree_reports_a_corrupted_tree() {
     let p = [0.4f64, 0.0, 0.3, 0.1, 0.2];
     let cloud = PointCloud::single(&p, 1).unwrap();
-    let (layout, mut idx, mask) = build_balltree(&cloud).unwrap().into_parts();
-    idx.swap(0, 2); // points 1 and 3 trade leaves: still a valid layout, wrong tree
-    let tree = orrery_balltree::BallTree::from_parts(layout.clone(), idx, mask.clone()).unwrap();
-    let r = invalid_reason(check_tree(&cloud, &tree).unwrap_err(), "ball tree");
-    assert!(r.contains("masked slot 1"), "{r}");
-    let (_, idx, _) = build_balltree(&cloud).unwrap().into_parts();
+    let (layout, idx, mask) = build_balltree(&cloud).unwrap().into_parts();
+    // Points 1 and 3 trade leaves: still a ball tree of 5 points, but not theirs.
     let swapped: Vec<u32> = [3u32, 3, 1, 1, 4, 4, 0, 2].to_vec();
     assert_ne!(idx, swapped);
-    let tree = orrery_balltree::BallTree::from_parts(layout.clone(), swapped, mask.clone()).unwrap();
+    let tree = BallTree::from_parts(layout.clone(), swapped, mask.clone()).unwrap();
     let r = invalid_reason(check_tree(&cloud, &tree).unwrap_err(), "ball tree");
     assert!(r.contains("does not precede"), "{r}");
+    // Leaf {0, 2} listed as 2, 0: a ball tree, but not in ascending leaf order.
+    let mut reversed = idx.clone();
+    reversed.swap(6, 7);
+    let tree = BallTree::from_parts(layout.clone(), reversed, mask.clone()).unwrap();
+    let r = invalid_reason(check_tree(&cloud, &tree).unwrap_err(), "ball tree");
+    assert!(r.contains("ascending index order"), "{r}");
     assert!(matches!(
-        orrery_balltree::BallTree::from_parts(layout, vec![0; 3], mask).unwrap_err(),
+        BallTree::from_parts(layout, vec![0; 3], mask).unwrap_err(),
         Error::LengthMismatch { what: "tree indices", expected: 8, actual: 3 }
     ));
+}
+
+/// The tree of the module docs: 5 points, slots `1 (1) 3 (3) 4 (4) 0 2`.
+fn five_point_parts() -> (TreeLayout, Vec<u32>, Vec<bool>) {
+    let p = [0.4f64, 0.0, 0.3, 0.1, 0.2];
+    let (layout, idx, mask) = build_balltree(&PointCloud::single(&p, 1).unwrap()).unwrap().into_parts();
+    assert_eq!(idx, [1, 1, 3, 3, 4, 4, 0, 2]);
+    (layout, idx, mask)
+}
+
+#[test]
+fn from_parts_rejects_an_index_past_the_last_point() {
+    // Before: accepted, then gathers, pooling and slot_of_point indexed out of bounds.
+    let (layout, mut idx, mask) = five_point_parts();
+    idx[4] = 5;
+    idx[5] = 5;
+    assert_eq!(
+        BallTree::from_parts(layout.clone(), idx, mask.clone()).unwrap_err(),
+        Error::IndexOutOfBounds { what: "tree indices", position: 4, index: 5, len: 5 }
+    );
+    let mut idx = vec![u32::MAX; 8];
+    idx[..7].copy_from_slice(&[1, 1, 3, 3, 4, 4, 0]);
+    assert_eq!(
+        BallTree::from_parts(layout, idx, mask).unwrap_err(),
+        Error::IndexOutOfBounds { what: "tree indices", position: 7, index: u64::from(u32::MAX), len: 5 }
+    );
+}
+
+#[test]
+fn from_parts_rejects_a_point_of_another_batch() {
+    // Batches {0, 1} and {2, 3}: two slots each, no padding.
+    let layout = TreeLayout::new(&Batches::from_offsets(&[0usize, 2, 4]).unwrap()).unwrap();
+    let mask = vec![true; 4];
+    assert!(BallTree::from_parts(layout.clone(), vec![0, 1, 2, 3], mask.clone()).is_ok());
+    // Before: slot_of_point subtracted the batch's first point from 0 (underflow).
+    let r = invalid_reason(BallTree::from_parts(layout, vec![0, 1, 0, 3], mask).unwrap_err(), "tree indices");
+    assert_eq!(r, "slot 2 of batch 1 holds point 0, outside the batch's points 2..4");
+}
+
+#[test]
+fn from_parts_rejects_a_point_in_two_unmasked_slots() {
+    let (layout, mut idx, mask) = five_point_parts();
+    idx[6] = 4; // leaf {4, 2}: point 4 twice, point 0 nowhere
+    let r = invalid_reason(BallTree::from_parts(layout, idx, mask).unwrap_err(), "tree indices");
+    assert_eq!(r, "point 4 is in two unmasked slots, 4 and 6");
+}
+
+#[test]
+fn from_parts_rejects_a_point_in_no_unmasked_slot() {
+    let (layout, mut idx, mut mask) = five_point_parts();
+    (idx[7], mask[7]) = (0, false); // leaf {0, 2} becomes {0, (0)}: point 2 is lost
+    let r = invalid_reason(BallTree::from_parts(layout, idx, mask).unwrap_err(), "tree indices");
+    assert_eq!(r, "point 2 of batch 0 is in no unmasked slot");
+}
+
+#[test]
+fn from_parts_rejects_a_masked_slot_that_is_not_a_leafs_duplicate() {
+    let (layout, idx, mask) = five_point_parts();
+    // Points 1 and 3 swap slots 0 and 2: the padding of leaf 0 no longer repeats it.
+    let mut swapped = idx.clone();
+    swapped.swap(0, 2);
+    let r = invalid_reason(BallTree::from_parts(layout.clone(), swapped, mask.clone()).unwrap_err(), "tree mask");
+    assert_eq!(
+        r,
+        "masked slot 1 (point 1) of batch 0 is not the second slot of a leaf repeating its unmasked first slot"
+    );
+    // A masked first slot: before, a mean over the unmasked slots of that leaf divided
+    // by zero.
+    let mut first = mask.clone();
+    (first[0], first[1]) = (false, true);
+    let r = invalid_reason(BallTree::from_parts(layout.clone(), idx.clone(), first).unwrap_err(), "tree mask");
+    assert!(r.starts_with("masked slot 0 (point 1)"), "{r}");
+    let mut both = mask;
+    both[0] = false;
+    let r = invalid_reason(BallTree::from_parts(layout, idx, both).unwrap_err(), "tree mask");
+    assert!(r.starts_with("masked slot 0 (point 1)"), "{r}");
+}
+
+#[test]
+fn stride_products_that_overflow_usize_are_an_error() {
+    let p: Vec<f32> = (0..128).map(|i| ((i * 53) % 128) as f32).collect();
+    let cloud = PointCloud::single(&p, 2).unwrap(); // 64 points, 64 slots
+    let tree = build_balltree(&cloud).unwrap();
+    let r = erwin_rotation_matrix(30.0, 2).unwrap();
+    // Before: 2 * 2^63 overflowed (a panic in debug builds, 0 in release).
+    let e = cpu::rotated_partitions(&tree, &cloud, &r, &[8, 8, 8], &[2, 1 << 63]).unwrap_err();
+    let reason = invalid_reason(e, "strides");
+    assert!(reason.contains("stride 9223372036854775808 of layer 2"), "{reason}");
+    assert!(reason.contains("2 * 9223372036854775808 overflows usize"), "{reason}");
+    let e = build_balltree_with_rotations(&cloud, 0.0, &[8, 8, 8], &[4, usize::MAX / 2 + 1]).unwrap_err();
+    assert!(invalid_reason(e, "strides").contains("overflows usize"));
+}
+
+#[test]
+fn row_widths_whose_product_overflows_usize_are_an_error() {
+    let p = [0.0f64, 1.0, 2.0, 3.0];
+    let tree = build_balltree(&PointCloud::single(&p, 1).unwrap()).unwrap();
+    // Before: num_points() * width overflowed (a panic in debug builds).
+    let width = usize::MAX / 2;
+    let overflow = |e: Error| match e {
+        Error::InvalidArgument { what: "width", reason } => reason,
+        other => panic!("expected InvalidArgument for width, got {other:?}"),
+    };
+    let r = overflow(tree.gather_to_slots(&p, width).unwrap_err());
+    assert_eq!(r, format!("4 rows of {width} columns overflow usize (values has 4)"));
+    assert!(overflow(tree.scatter_to_points(&p, width).unwrap_err()).starts_with("4 rows"));
+    assert!(overflow(tree.pool_mean(&p, width, Level::Depth(0), Weighting::Slots).unwrap_err()).starts_with("4 rows"));
+    assert!(overflow(tree.pool_slots_mean(&p, width, Level::Depth(0)).unwrap_err()).starts_with("4 rows"));
+}
+
+#[test]
+fn ball_radius_beyond_f32_max_is_an_overflow_error() {
+    // Two points at opposite corners of the f32 range: the centre is the origin, the
+    // radius |(MAX, MAX)| = sqrt(2) MAX has no f32 upper bound. Before: radius inf.
+    let p = [f32::MAX, f32::MAX, -f32::MAX, -f32::MAX];
+    let cloud = PointCloud::single(&p, 2).unwrap();
+    let tree = build_balltree(&cloud).unwrap();
+    let e = tree.ball_stats(&cloud, Level::Depth(0), Weighting::Points).unwrap_err();
+    match e {
+        Error::Overflow { what: "ball radius", index: 0, value, dtype: "f32", max } => {
+            assert_eq!(max, f64::from(f32::MAX));
+            assert!((value / (std::f64::consts::SQRT_2 * max) - 1.0).abs() < 1e-15, "{value}");
+        }
+        other => panic!("expected Overflow, got {other:?}"),
+    }
+    // Each point alone is a ball of radius 0.
+    let singles = tree.ball_stats(&cloud, Level::Height(0), Weighting::Points).unwrap();
+    assert_eq!(singles.radii, [0.0, 0.0]);
+    assert_eq!(tree.pool_mean(&p, 2, Level::Depth(0), Weighting::Points).unwrap(), [0.0, 0.0]);
+}
+
+#[test]
+fn pooling_points_at_f64_max_gives_finite_centres_and_radii() {
+    // Before: the sums overflowed to inf, and so did every squared distance above 1e154.
+    let p = [f64::MAX, f64::MAX, f64::MAX, -f64::MAX];
+    let cloud = PointCloud::single(&p, 1).unwrap();
+    let tree = build_balltree(&cloud).unwrap();
+    // Leaves {0, 3} and {1, 2}: the root splits (-MAX, 3), (MAX, 0) | (MAX, 1), (MAX, 2).
+    assert_eq!(tree.indices(), &[0, 3, 1, 2]);
+    let leaves = tree.ball_stats(&cloud, Level::Height(1), Weighting::Points).unwrap();
+    assert_eq!(leaves.centres, [0.0, f64::MAX]);
+    assert_eq!(leaves.radii, [f64::MAX, 0.0]);
+    // The root's centre is finite; its radius, 1.5 MAX, is not an f64.
+    let root = tree.pool_mean(&p, 1, Level::Depth(0), Weighting::Slots).unwrap();
+    assert!((root[0] / (f64::MAX / 2.0) - 1.0).abs() <= f64::EPSILON, "{root:?}");
+    match tree.ball_stats(&cloud, Level::Depth(0), Weighting::Slots).unwrap_err() {
+        Error::Overflow { what: "ball radius", index: 0, value, dtype: "f64", max } => {
+            assert_eq!((value, max), (f64::INFINITY, f64::MAX));
+        }
+        other => panic!("expected Overflow, got {other:?}"),
+    }
 }

@@ -1,0 +1,224 @@
+//! orrery's CUDA C kernel sources, embedded as text (`&'static str`), for NVRTC to compile
+//! at run time.
+//!
+//! The sources live in this crate's folder (`kernels/<crate>/*.cu`, one folder per
+//! algorithm crate) rather than beside the host code, and are embedded here with
+//! `include_str!` paths that stay inside the folder, so that `cargo package` ships them:
+//! an `include_str!` reaching into another crate's folder builds in the workspace but not
+//! from a published crate. This crate holds text only; the algorithm crates own the host
+//! code (launch shapes, arguments, the module cache) and the tests that tie the two
+//! together. `cargo xtask check-packaging` checks that every source is in the package and
+//! that no crate of the workspace includes a file outside its own folder. See
+//! `docs/adr/0010-packageable-kernel-crates.md`.
+//!
+//! - [`core`]: the primitives of `orrery-backend-cuda` and their shared header; each
+//!   `.cu` file is also exported as the translation unit NVRTC compiles
+//!   ([`core::unit`]).
+//! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
+//!
+//! Adding a file is one line in its folder's list below.
+
+/// Declares one `pub const NAME: &str` per `NAME = "file";` line, the text of
+/// `kernels/<folder>/<file>`, and `FILES`, every (path, text) pair of the list.
+macro_rules! files {
+    ($folder:literal; $($(#[doc = $doc:literal])+ $id:ident = $file:literal;)+) => {
+        $(
+            $(#[doc = $doc])+
+            #[doc = ""]
+            #[doc = concat!("The text of `kernels/", $folder, "/", $file, "`.")]
+            pub const $id: &str = include_str!(concat!("../", $folder, "/", $file));
+        )+
+
+        #[doc = concat!("Every file of `kernels/", $folder, "/`: (path under `kernels/`, text).")]
+        pub const FILES: &[(&str, &str)] = &[$((concat!($folder, "/", $file), $id)),+];
+    };
+}
+
+/// [`files!`] for `kernels/core`, and [`core::unit`]: every `.cu` file listed here, as
+/// the translation unit NVRTC compiles.
+macro_rules! core_files {
+    (
+        $(#[doc = $hdoc:literal])+ COMMON_CUH = $header:literal;
+        $($(#[doc = $doc:literal])+ $id:ident = $file:literal;)+
+    ) => {
+        files!("core"; $(#[doc = $hdoc])+ COMMON_CUH = $header; $($(#[doc = $doc])+ $id = $file;)+);
+
+        /// The translation units of the core modules: `common.cuh`, then a `#line`
+        /// directive (so NVRTC's messages name the right file and line), then the file.
+        /// These texts are what `orrery-backend-cuda` compiles and caches; they are
+        /// byte-identical to that crate's concatenation before this crate existed.
+        pub mod unit {
+            $(
+                #[doc = concat!(
+                    "`common.cuh`, `#line 1 \"kernels/core/", $file, "\"` and `", $file,
+                    "` ([`super::", stringify!($id), "`]) as one translation unit."
+                )]
+                pub const $id: &str = concat!(
+                    include_str!(concat!("../core/", $header)),
+                    "\n#line 1 \"kernels/core/",
+                    $file,
+                    "\"\n",
+                    include_str!(concat!("../core/", $file))
+                );
+            )+
+
+            /// Every translation unit: (path of its `.cu` file under `kernels/`, text).
+            pub const UNITS: &[(&str, &str)] = &[$((concat!("core/", $file), $id)),+];
+        }
+    };
+}
+
+pub mod core {
+    //! `kernels/core`: the data-parallel primitives of `orrery-backend-cuda`. Entry
+    //! points are `extern "C"`; their arguments follow the buffers-then-scalars convention
+    //! of `orrery_core::gpu`.
+
+    core_files! {
+        /// Shared prelude of every core module: integer type names, warp and block
+        /// collectives, the status words of the decoupled look-back.
+        COMMON_CUH = "common.cuh";
+        /// Exclusive scan and stream compaction (`scan_exclusive_u32`, `compact_b4`,
+        /// `compact_b8`).
+        SCAN = "scan.cu";
+        /// Reductions (`reduce_{sum,min,max}_{u32,i32,u64,i64,f32,f64}`).
+        REDUCE = "reduce.cu";
+        /// Radix sort (`radix_histogram`, `radix_bin_offsets`, `radix_onesweep`).
+        SORT = "sort.cu";
+        /// Gather, scatter, fill and iota (`gather_b4`, `gather_b8`, `scatter_b4`,
+        /// `scatter_b8`, `fill_b8`, `iota_u32`).
+        MOVEMENT = "movement.cu";
+        /// Space-filling-curve keys (`sfc_{morton,hilbert1,hilbert3}_{f32,f64}`).
+        SFC = "sfc.cu";
+        /// Histograms (`histogram_shared_1k`, `histogram_shared_8k`, `histogram_global`).
+        HISTOGRAM = "histogram.cu";
+    }
+
+    /// The modules that compare elements by `Element::order_key` (`order_key.cuh`): their
+    /// translation units are `common.cuh`, `order_key.cuh`, then the file, each after a
+    /// `#line` directive.
+    pub mod keyed {
+        files! { "core";
+            /// The order-key transform of `orrery_core::Element::order_key`, per type.
+            ORDER_KEY_CUH = "order_key.cuh";
+            /// Lower and upper bounds (`lower_bound_<type>`, `upper_bound_<type>`).
+            SEARCH = "search.cu";
+            /// Segmented reductions, scans and top-k.
+            SEGMENTED = "segmented.cu";
+            /// A snippet (not a module): a position's segment by binary search in segment
+            /// starts (`upper_bound_one`'s loop), shared by algorithm crates' kernels.
+            SEGMENT_CUH = "segment.cuh";
+        }
+
+        /// The translation units of the keyed modules.
+        pub mod unit {
+            macro_rules! keyed_unit {
+                ($(#[doc = $doc:literal])+ $id:ident = $file:literal) => {
+                    $(#[doc = $doc])+
+                    pub const $id: &str = concat!(
+                        include_str!("../core/common.cuh"),
+                        "\n#line 1 \"kernels/core/order_key.cuh\"\n",
+                        include_str!("../core/order_key.cuh"),
+                        "\n#line 1 \"kernels/core/",
+                        $file,
+                        "\"\n",
+                        include_str!(concat!("../core/", $file))
+                    );
+                };
+            }
+            keyed_unit!(
+                /// `search.cu` as one translation unit.
+                SEARCH = "search.cu"
+            );
+            keyed_unit!(
+                /// `segmented.cu` as one translation unit.
+                SEGMENTED = "segmented.cu"
+            );
+        }
+    }
+}
+
+pub mod balltree {
+    //! `kernels/balltree`: the GPU ball tree build of `orrery-balltree`, one module per
+    //! pass (the WGSL twins are in `orrery_shaders::balltree`).
+
+    files! { "balltree";
+        /// Shared per-element rules of every pass (codes, spreads, tile shapes).
+        COMMON_CUH = "common.cuh";
+        /// Global levels: bounds, split dimensions, sort keys.
+        LEVELS = "levels.cu";
+        /// The Select strategy: selection rounds and the stable partition.
+        SELECT = "select.cu";
+        /// The local phase (compiled per block shape through defines).
+        LOCAL = "local.cu";
+    }
+
+    /// The translation units of the passes: `common.cuh`, the core segment search for the
+    /// passes that search segments, then the pass file, each after a `#line` directive.
+    pub mod unit {
+        /// `common.cuh`, `core/segment.cuh`, `levels.cu`.
+        pub const LEVELS: &str = concat!(
+            include_str!("../balltree/common.cuh"),
+            "\n#line 1 \"kernels/core/segment.cuh\"\n",
+            include_str!("../core/segment.cuh"),
+            "\n#line 1 \"kernels/balltree/levels.cu\"\n",
+            include_str!("../balltree/levels.cu")
+        );
+        /// `common.cuh`, `core/segment.cuh`, `select.cu`.
+        pub const SELECT: &str = concat!(
+            include_str!("../balltree/common.cuh"),
+            "\n#line 1 \"kernels/core/segment.cuh\"\n",
+            include_str!("../core/segment.cuh"),
+            "\n#line 1 \"kernels/balltree/select.cu\"\n",
+            include_str!("../balltree/select.cu")
+        );
+        /// `common.cuh`, `local.cu`.
+        pub const LOCAL: &str = concat!(
+            include_str!("../balltree/common.cuh"),
+            "\n#line 1 \"kernels/balltree/local.cu\"\n",
+            include_str!("../balltree/local.cu")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// The files on disk under `kernels/<folder>` with a CUDA extension.
+    fn on_disk(folder: &str) -> BTreeSet<String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| Path::new(n).extension().is_some_and(|e| e == "cu" || e == "cuh"))
+            .map(|n| format!("{folder}/{n}"))
+            .collect()
+    }
+
+    /// Every source on disk is embedded (a new file must be added to its list).
+    #[test]
+    fn every_file_is_listed() {
+        let core: Vec<(&str, &str)> = super::core::FILES.iter().chain(super::core::keyed::FILES).copied().collect();
+        for (folder, files) in [("core", core.as_slice()), ("balltree", super::balltree::FILES)] {
+            let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
+            assert_eq!(listed, on_disk(folder), "kernels/{folder}");
+            for &(path, text) in files {
+                let disk = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+                assert_eq!(text, disk, "{path}");
+            }
+        }
+    }
+
+    /// Each unit is exactly the concatenation `orrery-backend-cuda` compiled before this
+    /// crate existed (kernel cache keys and `#line` numbers depend on it).
+    #[test]
+    fn units_are_header_line_directive_and_file() {
+        use super::core::{COMMON_CUH, FILES, unit::UNITS};
+        assert_eq!(UNITS.len(), FILES.len() - 1);
+        for (path, text) in UNITS {
+            let file = FILES.iter().find(|(p, _)| p == path).unwrap().1;
+            assert_eq!(*text, format!("{COMMON_CUH}\n#line 1 \"kernels/{path}\"\n{file}"), "{path}");
+        }
+    }
+}

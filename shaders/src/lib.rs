@@ -1,0 +1,125 @@
+//! orrery's WGSL shader sources, embedded as text (`&'static str`).
+//!
+//! The sources live in this crate's folder (`shaders/<crate>/*.wgsl`, one folder per
+//! algorithm crate) rather than beside the host code, and are embedded here with
+//! `include_str!` paths that stay inside the folder, so that `cargo package` ships them:
+//! an `include_str!` reaching into another crate's folder builds in the workspace but not
+//! from a published crate. This crate holds text only; the algorithm crates own the host
+//! code (preprocessing of `//#include`, pipelines, launch shapes) and the tests that tie
+//! the two together. `cargo xtask check-packaging` checks that every source is in the
+//! package and that no crate of the workspace includes a file outside its own folder. See
+//! `docs/adr/0010-packageable-kernel-crates.md`.
+//!
+//! - [`core`]: the primitives of `orrery-backend-wgpu` and the `//#include` snippets
+//!   (`core/common`, `core/wg_scan`) kernels of any crate may use.
+//! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
+//!
+//! Adding a file is one line in its folder's list below.
+
+/// Declares one `pub const NAME: &str` per `NAME = "file";` line, the text of
+/// `shaders/<folder>/<file>`, and `FILES`, every (path, text) pair of the list.
+macro_rules! files {
+    ($folder:literal; $($(#[doc = $doc:literal])+ $id:ident = $file:literal;)+) => {
+        $(
+            $(#[doc = $doc])+
+            #[doc = ""]
+            #[doc = concat!("The text of `shaders/", $folder, "/", $file, "`.")]
+            pub const $id: &str = include_str!(concat!("../", $folder, "/", $file));
+        )+
+
+        #[doc = concat!("Every file of `shaders/", $folder, "/`: (path under `shaders/`, text).")]
+        pub const FILES: &[(&str, &str)] = &[$((concat!($folder, "/", $file), $id)),+];
+    };
+}
+
+pub mod core {
+    //! `shaders/core`: the data-parallel primitives of `orrery-backend-wgpu`, and the
+    //! `//#include` snippets shared by the kernels of every crate.
+
+    files! { "core";
+        /// `//#include core/common`: `WORKGROUP_SIZE`, `linear_block`, `Invocation`/`Lane`,
+        /// u64-as-`vec2<u32>` helpers.
+        COMMON = "common.wgsl";
+        /// `//#include core/wg_scan`: workgroup exclusive scan of `u32` (needs
+        /// `core/common`).
+        WG_SCAN = "wg_scan.wgsl";
+        /// Data movement by element size: fill, iota, gather, scatter.
+        DATA = "data.wgsl";
+        /// Exclusive prefix sums of `u32` and stream compaction.
+        SCAN = "scan.wgsl";
+        /// Reductions (sum, min, max) to one value.
+        REDUCE = "reduce.wgsl";
+        /// One digit pass of the LSD radix sort of (u64 key, u32 value) pairs.
+        RADIX_SORT = "radix_sort.wgsl";
+        /// 64-bit 3D space-filling-curve keys of positions (Morton and Hilbert).
+        SFC = "sfc.wgsl";
+        /// The subgroup probe run once when the executor starts.
+        PROBE = "probe.wgsl";
+        /// Vectorised lower and upper bounds by order key.
+        SEARCH = "search.wgsl";
+        /// Segmented (CSR) scans, reductions and top-k.
+        SEGMENTED = "segmented.wgsl";
+        /// Histograms of u32 values.
+        HISTOGRAM = "histogram.wgsl";
+        /// `//#include core/segment`: a position's segment by binary search in segment
+        /// starts (`upper_bound_one`'s loop; the includer defines `segment_start`).
+        SEGMENT = "segment.wgsl";
+    }
+}
+
+pub mod balltree {
+    //! `shaders/balltree`: the GPU ball tree build of `orrery-balltree`, one module per
+    //! pass (f32 only: WGSL has no f64; the CUDA twins are in `orrery_kernels::balltree`).
+
+    files! { "balltree";
+        /// Shared per-element rules of every pass.
+        COMMON = "common.wgsl";
+        /// Global levels: bounds, split dimensions, sort keys.
+        LEVELS = "levels.wgsl";
+        /// The Select strategy: selection rounds and the stable partition.
+        SELECT = "select.wgsl";
+        /// The local phase (sized by overrides per block shape).
+        LOCAL = "local.wgsl";
+    }
+
+    /// The module texts: `common.wgsl`, then the pass file (which `//#include`s
+    /// `core/segment` where it searches segments).
+    pub mod unit {
+        /// `common.wgsl`, `levels.wgsl`.
+        pub const LEVELS: &str =
+            concat!(include_str!("../balltree/common.wgsl"), "\n", include_str!("../balltree/levels.wgsl"));
+        /// `common.wgsl`, `select.wgsl`.
+        pub const SELECT: &str =
+            concat!(include_str!("../balltree/common.wgsl"), "\n", include_str!("../balltree/select.wgsl"));
+        /// `common.wgsl`, `local.wgsl`.
+        pub const LOCAL: &str =
+            concat!(include_str!("../balltree/common.wgsl"), "\n", include_str!("../balltree/local.wgsl"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// Every `.wgsl` file on disk is embedded (a new file must be added to its list), as
+    /// it is on disk.
+    #[test]
+    fn every_file_is_listed() {
+        for (folder, files) in [("core", super::core::FILES), ("balltree", super::balltree::FILES)] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+            let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|n| Path::new(n).extension().is_some_and(|e| e == "wgsl"))
+                .map(|n| format!("{folder}/{n}"))
+                .collect();
+            let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
+            assert_eq!(listed, on_disk, "shaders/{folder}");
+            for (path, text) in files {
+                let disk = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+                assert_eq!(*text, disk, "{path}");
+            }
+        }
+    }
+}
