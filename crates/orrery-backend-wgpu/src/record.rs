@@ -258,7 +258,7 @@ impl WgpuRecording {
                     );
                 }
                 Replayed::Clear { dst, offset, bytes } => {
-                    encoder.clear_buffer(&self.buffers[*dst], *offset, Some(*bytes))
+                    encoder.clear_buffer(&self.buffers[*dst], *offset, Some(*bytes));
                 }
             }
         }
