@@ -10,7 +10,7 @@ R=$OUT; OUT=/tmp/results; mkdir -p $OUT   # the device returns at most 8 files: 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 OUT=$OUT bash .device/run.sh > "$OUT/tests.txt" 2>&1
 b=.device/bin
-conf=$(ls $b/conformance-* | head -1)
+conf=$(ls $b/cuda-* | head -1)
 ORRERY_TEST_MAX_N=5000 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$conf" --test-threads=4 \
   --skip user_kernels_launch_through_gpu_executor > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?" >> "$OUT/tests.txt"
 ORRERY_TEST_MAX_N=4097 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$conf" --test-threads=1 \

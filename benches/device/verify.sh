@@ -12,7 +12,7 @@ b=.device/bin
 # Timings first: in a call that had just run compute-sanitizer every timing (launch-bound
 # ones most) came out 1.4-2.5x slower than on the same machine a minute later.
 # orrery-balltree's tests are one binary (balltree-<hash>): tests are named module::case.
-conf=$(ls $b/conformance-* | head -1); bt=$(ls $b/balltree-* | head -1)
+conf=$(ls $b/cuda-* | head -1); bt=$(ls $b/balltree-* | head -1)
 ORRERY_BENCH_OUT=$OUT timeout 180 "$bt" --ignored --exact gpu_bench::bench_gpu_build --nocapture > "$OUT/balltree.txt" 2>&1
 ORRERY_TEST_MAX_N=5000 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$conf" --test-threads=4 \
   --skip user_kernels_launch_through_gpu_executor > "$OUT/memcheck.log" 2>&1; echo "memcheck conformance rc=$?" >> "$OUT/tests.txt"

@@ -52,8 +52,9 @@ struct Args {
     #[arg(long)]
     threads: Option<usize>,
     /// How long the CPU pool's threads spin after each call, in microseconds (with
-    /// `--threads`; default: the executor's, `orrery_core::DEFAULT_SPIN`; 0 lets them
-    /// sleep at once, rayon's own behaviour).
+    /// `--threads`; default: `orrery_core::DEFAULT_SPIN`, as the recorded CPU numbers were
+    /// measured, although the executor itself spins only when asked (ADR 0008); 0 lets
+    /// them sleep at once, rayon's own behaviour).
     #[arg(long)]
     cpu_spin_us: Option<u64>,
     /// Also run this Python script (benches/python/peers.py for primitives,
@@ -96,7 +97,10 @@ fn main() -> Result<()> {
             Some(t) => CpuExecutor::with_threads(t)?,
             None => CpuExecutor::new(),
         };
-        if let Some(us) = args.cpu_spin_us {
+        if args.threads.is_some() {
+            let spin = args.cpu_spin_us.map_or(orrery_core::DEFAULT_SPIN, std::time::Duration::from_micros);
+            cpu = cpu.with_spin(spin)?;
+        } else if let Some(us) = args.cpu_spin_us {
             cpu = cpu.with_spin(std::time::Duration::from_micros(us))?;
         }
         records.extend(run_cpu(args.suite, &cpu, &cfg).context("cpu executor")?);

@@ -513,7 +513,7 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 # Runs orrery's release tests and benches on a GPU machine without a Rust toolchain.
 #   OUT=<dir> bash .device/run.sh [test-filter]
 # Env: SANITIZE="memcheck racecheck" runs the test binaries matching SANITIZE_BINS
-#      (default: the CUDA conformance suite, "conformance-*") under compute-sanitizer,
+#      (default: the CUDA conformance suite, "cuda-*") under compute-sanitizer,
 #      with SANITIZE_FILTER as test arguments;
 #      BENCH="primitives keys balltree" runs those suites (run from the repository root
 #      copy, so a suite's peer script is found: primitives -> benches/python/peers.py,
@@ -545,7 +545,7 @@ for t in "$here"/bin/*; do
   [ $rc -eq 0 ] || status=1
 done
 for tool in ${SANITIZE:-}; do
-  for t in "$here"/bin/${SANITIZE_BINS:-conformance-*}; do
+  for t in "$here"/bin/${SANITIZE_BINS:-cuda-*}; do
     [ -e "$t" ] || continue
     name=$(basename "$t")
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" --test-threads=1 ${SANITIZE_FILTER:-} > "$out/sanitize-$tool-$name.log" 2>&1

@@ -83,10 +83,12 @@ fn a_panicking_call_leaves_the_pool_usable() {
 #[test]
 fn spin_settings() {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    assert_eq!(CpuExecutor::with_threads(1).unwrap().spin(), DEFAULT_SPIN);
+    // Opt-in: an own pool sleeps when idle unless asked to spin.
+    assert_eq!(CpuExecutor::with_threads(1).unwrap().spin(), Duration::ZERO);
+    assert_eq!(CpuExecutor::with_threads(1).unwrap().with_spin(DEFAULT_SPIN).unwrap().spin(), DEFAULT_SPIN);
     assert_eq!(CpuExecutor::with_threads(1).unwrap().with_spin(Duration::ZERO).unwrap().spin(), Duration::ZERO);
     // More threads than cores: spinners would take the working threads' cores.
-    assert_eq!(CpuExecutor::with_threads(cores + 1).unwrap().spin(), Duration::ZERO);
+    assert_eq!(CpuExecutor::with_threads(cores + 1).unwrap().with_spin(DEFAULT_SPIN).unwrap().spin(), Duration::ZERO);
     assert_eq!(CpuExecutor::new().spin(), Duration::ZERO);
     assert_eq!(CpuExecutor::new().with_spin(Duration::ZERO).unwrap().spin(), Duration::ZERO);
     assert!(matches!(

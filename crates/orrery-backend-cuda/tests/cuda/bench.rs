@@ -6,7 +6,7 @@
 //! `ORRERY_BENCH_REPEATS` (default 10) runs; inputs are restored from a pristine copy
 //! before every sort (outside the timed region).
 
-mod common;
+use crate::common;
 
 use orrery_backend_cuda::{CudaExecutor, Policy};
 use orrery_core::sfc::{Curve, KeyMapper};

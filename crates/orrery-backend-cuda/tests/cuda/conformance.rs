@@ -5,7 +5,7 @@
 //! interface. Without a device each test prints "skipped: <reason>" and passes, unless
 //! `ORRERY_REQUIRE_CUDA=1`.
 
-mod common;
+use crate::common;
 
 use std::ops::Range;
 

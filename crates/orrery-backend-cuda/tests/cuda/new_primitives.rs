@@ -8,7 +8,7 @@
 //! <reason>" on stderr and passes, unless `ORRERY_REQUIRE_CUDA=1`. The entry points are
 //! checked through NVRTC (no GPU needed). To be folded into the shared conformance suite.
 
-mod common;
+use crate::common;
 
 use orrery_backend_cuda::CudaExecutor;
 use orrery_backend_cuda::kernels::{HISTOGRAM, SEARCH, SEGMENTED};
