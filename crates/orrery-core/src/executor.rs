@@ -786,6 +786,92 @@ pub fn check_sfc_keys(x: usize, y: usize, z: usize, keys: usize) -> Result<()> {
     check_len("keys", x, keys)
 }
 
+/// Most `k` of [`Executor::segmented_top_k`].
+pub const MAX_TOP_K: u32 = 1024;
+
+/// Rejects element counts that do not fit 32-bit indices.
+///
+/// # Errors
+/// [`Error::TooManyPoints`].
+pub fn check_count(what: &'static str, n: usize) -> Result<()> {
+    if n > u32::MAX as usize { Err(Error::TooManyPoints { count: n, max: u32::MAX as usize, what }) } else { Ok(()) }
+}
+
+/// The number of segments of a CSR offsets array of `offsets` elements.
+///
+/// # Errors
+/// [`Error::EmptyInput`] for no offsets at all.
+pub fn check_segments(offsets: usize) -> Result<usize> {
+    if offsets == 0 {
+        return Err(Error::EmptyInput { what: "segment offsets", min: 1 });
+    }
+    Ok(offsets - 1)
+}
+
+/// Checks the lengths of [`Executor::lower_bound`] / [`Executor::upper_bound`].
+///
+/// # Errors
+/// As [`Executor::lower_bound`].
+pub fn check_bounds(sorted: usize, queries: usize, output: usize) -> Result<()> {
+    check_len("bound output", queries, output)?;
+    check_count("sorted array", sorted)
+}
+
+/// Checks the bins of [`Executor::histogram`].
+///
+/// # Errors
+/// As [`Executor::histogram`].
+pub fn check_histogram(bins: usize) -> Result<()> {
+    if bins == 0 {
+        return Err(Error::InvalidArgument { what: "histogram bins", reason: "at least one bin is needed".into() });
+    }
+    Ok(())
+}
+
+/// Checks [`Executor::segmented_scan`]; returns the number of segments.
+///
+/// # Errors
+/// As [`Executor::segmented_scan`]; [`Error::TooManyPoints`] for inputs or offsets past
+/// 32-bit counts.
+pub fn check_segmented_scan(input: usize, offsets: usize, output: usize) -> Result<usize> {
+    check_len("segmented scan output", input, output)?;
+    let segments = check_segments(offsets)?;
+    check_count("segmented scan input", input)?;
+    check_count("segment offsets", offsets)?;
+    Ok(segments)
+}
+
+/// Checks [`Executor::segmented_reduce`]; returns the number of segments.
+///
+/// # Errors
+/// As [`Executor::segmented_reduce`].
+pub fn check_segmented_reduce(input: usize, offsets: usize, output: usize) -> Result<usize> {
+    let segments = check_segments(offsets)?;
+    check_len("segmented reduction output", segments, output)?;
+    check_count("segmented reduction input", input)?;
+    Ok(segments)
+}
+
+/// Checks [`Executor::segmented_top_k`]; returns the number of segments.
+///
+/// # Errors
+/// As [`Executor::segmented_top_k`].
+pub fn check_top_k(keys: usize, offsets: usize, k: u32, indices: usize, top_keys: usize) -> Result<usize> {
+    if k == 0 || k > MAX_TOP_K {
+        return Err(Error::InvalidArgument { what: "k", reason: format!("{k} is not within 1..={MAX_TOP_K}") });
+    }
+    let segments = check_segments(offsets)?;
+    let slots = segments.checked_mul(k as usize).ok_or(Error::TooManyPoints {
+        count: usize::MAX,
+        max: u32::MAX as usize,
+        what: "top-k slots",
+    })?;
+    check_len("top-k indices", slots, indices)?;
+    check_len("top-k keys", slots, top_keys)?;
+    check_count("top-k keys", keys)?;
+    Ok(segments)
+}
+
 /// Error for an operation a backend cannot perform.
 pub fn unsupported(executor: &str, operation: &str, reason: &str) -> Error {
     Error::Unsupported { executor: executor.to_owned(), operation: operation.to_owned(), reason: reason.to_owned() }

@@ -4,7 +4,7 @@
 //! atomics otherwise. Integer counts do not depend on the order of the additions, so the
 //! result is the CPU's exactly.
 
-use orrery_core::{Error, Result, ViewMutOf, ViewOf};
+use orrery_core::{Result, ViewMutOf, ViewOf};
 
 use super::blocks;
 use crate::CudaExecutor;
@@ -25,9 +25,7 @@ const SHARED_BINS: [(usize, &str); 2] = [(1024, "histogram_shared_1k"), (8192, "
 impl CudaExecutor {
     /// [`Executor::histogram`](orrery_core::Executor::histogram).
     pub(crate) fn histogram_impl(&self, values: ViewOf<'_, Self, u32>, output: ViewMutOf<'_, Self, u32>) -> Result<()> {
-        if output.is_empty() {
-            return Err(Error::InvalidArgument { what: "histogram bins", reason: "at least one bin is needed".into() });
-        }
+        orrery_core::executor::check_histogram(output.len())?;
         let bins = output.len();
         self.memset_u32(&output.buffer().raw, (output.offset() * 4) as u64, 0, bins)?;
         let n = values.len();

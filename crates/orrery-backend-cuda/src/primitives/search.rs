@@ -3,10 +3,9 @@
 //! / [`upper_bound_one`](orrery_core::executor::upper_bound_one) on order keys, so every
 //! answer (sorted input or not) is the CPU's.
 
-use orrery_core::executor::check_len;
 use orrery_core::{DType, Element, Result, ViewMutOf, ViewOf};
 
-use super::{blocks, check_count};
+use super::blocks;
 use crate::CudaExecutor;
 use crate::kernels::SEARCH;
 use crate::launch::Arg;
@@ -45,8 +44,7 @@ impl CudaExecutor {
         upper: bool,
     ) -> Result<()> {
         // The CPU's checks, in its order.
-        check_len("bound output", queries.len(), output.len())?;
-        check_count("sorted array", sorted.len())?;
+        orrery_core::executor::check_bounds(sorted.len(), queries.len(), output.len())?;
         let q = queries.len();
         if q == 0 {
             return Ok(());

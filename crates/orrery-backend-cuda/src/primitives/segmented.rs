@@ -9,10 +9,8 @@
 //! error is [`Error::TooManyPoints`] for a segmented scan over `2^32` or more offsets
 //! (the shared search returns 32-bit indices).
 
-use orrery_core::executor::check_len;
-use orrery_core::{DType, Element, Error, Order, ReduceOp, Result, ScanKind, ViewMutOf, ViewOf};
+use orrery_core::{DType, Element, Order, ReduceOp, Result, ScanKind, ViewMutOf, ViewOf};
 
-use super::check_count;
 use crate::CudaExecutor;
 use crate::kernels::SEGMENTED;
 use crate::launch::Arg;
@@ -21,18 +19,8 @@ use crate::launch::Arg;
 const SEG_THREADS: u32 = 256;
 /// Threads per block of top-k (`TOPK_THREADS`).
 const TOPK_THREADS: u32 = 512;
-/// Most `k` of a top-k, and the largest segment sorted whole (`TOPK_CAP`).
-const TOPK_CAP: u32 = 1024;
 /// Most blocks of one launch; the kernels stride over further segments.
 const SEG_MAX_BLOCKS: u64 = 1 << 24;
-
-/// Number of segments of a CSR offsets array (the CPU's `segments_of`).
-fn segments_of(offsets: usize) -> Result<usize> {
-    if offsets == 0 {
-        return Err(Error::EmptyInput { what: "segment offsets", min: 1 });
-    }
-    Ok(offsets - 1)
-}
 
 /// The grid of a segment-per-block launch.
 fn grid(segments: usize) -> u32 {
@@ -76,10 +64,7 @@ impl CudaExecutor {
         kind: ScanKind,
         output: ViewMutOf<'_, Self, u32>,
     ) -> Result<()> {
-        check_len("segmented scan output", input.len(), output.len())?;
-        let segments = segments_of(offsets.len())?;
-        check_count("segmented scan input", input.len())?;
-        check_count("segment offsets", offsets.len())?;
+        let segments = orrery_core::executor::check_segmented_scan(input.len(), offsets.len(), output.len())?;
         let n = input.len();
         if n == 0 {
             return Ok(());
@@ -115,9 +100,7 @@ impl CudaExecutor {
         op: ReduceOp,
         output: ViewMutOf<'_, Self, T>,
     ) -> Result<()> {
-        let segments = segments_of(offsets.len())?;
-        check_len("segmented reduction output", segments, output.len())?;
-        check_count("segmented reduction input", input.len())?;
+        let segments = orrery_core::executor::check_segmented_reduce(input.len(), offsets.len(), output.len())?;
         if segments == 0 {
             return Ok(());
         }
@@ -147,18 +130,7 @@ impl CudaExecutor {
         indices: ViewMutOf<'_, Self, u32>,
         top_keys: ViewMutOf<'_, Self, T>,
     ) -> Result<()> {
-        if k == 0 || k > TOPK_CAP {
-            return Err(Error::InvalidArgument { what: "k", reason: format!("{k} is not within 1..={TOPK_CAP}") });
-        }
-        let segments = segments_of(offsets.len())?;
-        let slots = segments.checked_mul(k as usize).ok_or(Error::TooManyPoints {
-            count: usize::MAX,
-            max: u32::MAX as usize,
-            what: "top-k slots",
-        })?;
-        check_len("top-k indices", slots, indices.len())?;
-        check_len("top-k keys", slots, top_keys.len())?;
-        check_count("top-k keys", keys.len())?;
+        let segments = orrery_core::executor::check_top_k(keys.len(), offsets.len(), k, indices.len(), top_keys.len())?;
         if segments == 0 {
             return Ok(());
         }
@@ -192,7 +164,9 @@ mod tests {
         assert!(src.contains(&format!("#define SEG_THREADS {SEG_THREADS}u\n")));
         assert!(src.contains(&format!("#define SEG_TILE {SEGMENT_TILE}u\n")));
         assert!(src.contains(&format!("#define TOPK_THREADS {TOPK_THREADS}u\n")));
-        assert!(src.contains(&format!("#define TOPK_CAP {TOPK_CAP}u\n")));
-        assert_eq!(TOPK_CAP, 1024, "the trait's largest k");
+        // The kernel's TOPK_CAP (the largest k, and the largest segment sorted whole) is
+        // the trait's largest k.
+        let cap = orrery_core::executor::MAX_TOP_K;
+        assert!(src.contains(&format!("#define TOPK_CAP {cap}u\n")));
     }
 }

@@ -1,6 +1,6 @@
 //! Histogram of u32 values (`shaders/core/histogram.wgsl`).
 
-use orrery_core::{Error, Result, ViewMutOf, ViewOf};
+use orrery_core::{Result, ViewMutOf, ViewOf};
 
 use super::{Params, arg, arg_mut, count};
 use crate::context::DispatchGrid;
@@ -19,9 +19,7 @@ impl WgpuExecutor {
     /// workgroup-private histograms merged by atomics (global atomics beyond
     /// [`SHARED_BINS`] bins).
     pub(crate) fn histogram_impl(&self, values: ViewOf<'_, Self, u32>, output: ViewMutOf<'_, Self, u32>) -> Result<()> {
-        if output.is_empty() {
-            return Err(Error::InvalidArgument { what: "histogram bins", reason: "at least one bin is needed".into() });
-        }
+        orrery_core::executor::check_histogram(output.len())?;
         let bins = count(output.len(), "histogram bins")?;
         let n = count(values.len(), "histogram values")?;
         let mut rec = self.ctx.recorder();

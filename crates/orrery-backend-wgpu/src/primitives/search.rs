@@ -1,9 +1,8 @@
 //! Vectorised lower and upper bounds (`shaders/core/search.wgsl`).
 
-use orrery_core::executor::check_len;
 use orrery_core::{Element, Result, ViewMutOf, ViewOf};
 
-use super::segmented::{check_count, type_defines};
+use super::segmented::type_defines;
 use super::{Params, arg, arg_mut, count, per_element};
 use crate::context::DispatchGrid;
 use crate::executor::WgpuExecutor;
@@ -24,8 +23,7 @@ impl WgpuExecutor {
         upper: bool,
     ) -> Result<()> {
         // The CPU reference's checks, in its order.
-        check_len("bound output", queries.len(), output.len())?;
-        check_count("sorted array", sorted.len())?;
+        orrery_core::executor::check_bounds(sorted.len(), queries.len(), output.len())?;
         let n = count(sorted.len(), "sorted array")?;
         let q = count(queries.len(), "bound queries")?;
         let mut rec = self.ctx.recorder();

@@ -6,16 +6,13 @@
 //! offsets on the device are never read on the host (the kernels clamp them with
 //! `segment_bounds`' rule).
 
-use orrery_core::executor::{check_len, unsupported};
-use orrery_core::{DType, Element, Error, Order, ReduceOp, Result, ScanKind, ViewMutOf, ViewOf};
+use orrery_core::executor::unsupported;
+use orrery_core::{DType, Element, Order, ReduceOp, Result, ScanKind, ViewMutOf, ViewOf};
 
 use super::{Params, arg, arg_mut, count, per_element};
 use crate::context::DispatchGrid;
 use crate::executor::WgpuExecutor;
 use crate::shaders::SEGMENTED;
-
-/// Most `k` of a segmented top-k (`MAX_K` in `segmented.wgsl`, the CPU's `MAX_TOP_K`).
-const MAX_TOP_K: u32 = 1024;
 
 /// The element-type defines of `search.wgsl` and `segmented.wgsl` (`W64` marks the
 /// 8-byte types, read as `vec2<u32>`).
@@ -28,19 +25,6 @@ pub(super) fn type_defines<T: Element>() -> &'static [&'static str] {
         DType::I64 => &["T_I64", "W64"],
         DType::F64 => &["T_F64", "W64"],
     }
-}
-
-/// The CPU reference's 32-bit count check.
-pub(super) fn check_count(what: &'static str, n: usize) -> Result<()> {
-    if n > u32::MAX as usize { Err(Error::TooManyPoints { count: n, max: u32::MAX as usize, what }) } else { Ok(()) }
-}
-
-/// Number of segments of a CSR offsets array (the CPU reference's check).
-fn segments_of(offsets: usize) -> Result<usize> {
-    if offsets == 0 {
-        return Err(Error::EmptyInput { what: "segment offsets", min: 1 });
-    }
-    Ok(offsets - 1)
 }
 
 fn op_define(op: ReduceOp) -> &'static str {
@@ -63,9 +47,7 @@ impl WgpuExecutor {
         kind: ScanKind,
         output: ViewMutOf<'_, Self, u32>,
     ) -> Result<()> {
-        check_len("segmented scan output", input.len(), output.len())?;
-        let segments = segments_of(offsets.len())?;
-        check_count("segmented scan input", input.len())?;
+        let segments = orrery_core::executor::check_segmented_scan(input.len(), offsets.len(), output.len())?;
         let n = count(input.len(), "segmented scan input")?;
         let segments = count(segments, "segments")?;
         if n == 0 {
@@ -93,9 +75,7 @@ impl WgpuExecutor {
         op: ReduceOp,
         output: ViewMutOf<'_, Self, T>,
     ) -> Result<()> {
-        let segments = segments_of(offsets.len())?;
-        check_len("segmented reduction output", segments, output.len())?;
-        check_count("segmented reduction input", input.len())?;
+        let segments = orrery_core::executor::check_segmented_reduce(input.len(), offsets.len(), output.len())?;
         if T::DTYPE == DType::F64 && op == ReduceOp::Sum && !self.ctx.caps.f64 {
             return Err(unsupported(
                 &orrery_core::Executor::name(self),
@@ -136,20 +116,9 @@ impl WgpuExecutor {
         indices: ViewMutOf<'_, Self, u32>,
         top_keys: ViewMutOf<'_, Self, T>,
     ) -> Result<()> {
-        if k == 0 || k > MAX_TOP_K {
-            return Err(Error::InvalidArgument { what: "k", reason: format!("{k} is not within 1..={MAX_TOP_K}") });
-        }
-        let segments = segments_of(offsets.len())?;
-        let slots = segments.checked_mul(k as usize).ok_or(Error::TooManyPoints {
-            count: usize::MAX,
-            max: u32::MAX as usize,
-            what: "top-k slots",
-        })?;
-        check_len("top-k indices", slots, indices.len())?;
-        check_len("top-k keys", slots, top_keys.len())?;
-        check_count("top-k keys", keys.len())?;
+        let segments = orrery_core::executor::check_top_k(keys.len(), offsets.len(), k, indices.len(), top_keys.len())?;
         let n = count(keys.len(), "top-k keys")?;
-        count(slots, "top-k slots")?;
+        count(segments * k as usize, "top-k slots")?;
         let segments = count(segments, "segments")?;
         if segments == 0 {
             return Ok(());

@@ -11,24 +11,11 @@ use rayon::prelude::*;
 
 use super::{CHUNK, CpuExecutor};
 use crate::element::Element;
-use crate::error::{Error, Result};
-use crate::executor::{Order, ReduceOp, SEGMENT_TILE, ScanKind, check_len, segment_bounds, upper_bound_one};
-
-/// Most `k` of a segmented top-k.
-pub(crate) const MAX_TOP_K: u32 = 1024;
-
-/// Checks a 32-bit element count.
-fn check_count(what: &'static str, n: usize) -> Result<()> {
-    if n > u32::MAX as usize { Err(Error::TooManyPoints { count: n, max: u32::MAX as usize, what }) } else { Ok(()) }
-}
-
-/// Number of segments of a CSR offsets array.
-fn segments_of(offsets: &[u32]) -> Result<usize> {
-    if offsets.is_empty() {
-        return Err(Error::EmptyInput { what: "segment offsets", min: 1 });
-    }
-    Ok(offsets.len() - 1)
-}
+use crate::error::Result;
+use crate::executor::{
+    Order, ReduceOp, SEGMENT_TILE, ScanKind, check_bounds, check_histogram, check_segmented_reduce,
+    check_segmented_scan, check_top_k, segment_bounds, upper_bound_one,
+};
 
 /// Lower or upper bounds of every query.
 pub(crate) fn bounds<T: Element>(
@@ -38,17 +25,14 @@ pub(crate) fn bounds<T: Element>(
     output: &mut [u32],
     one: fn(&[T], T) -> u32,
 ) -> Result<()> {
-    check_len("bound output", queries.len(), output.len())?;
-    check_count("sorted array", sorted.len())?;
+    check_bounds(sorted.len(), queries.len(), output.len())?;
     exec.install(|| output.par_iter_mut().zip(queries.par_iter()).for_each(|(o, &q)| *o = one(sorted, q)));
     Ok(())
 }
 
 /// Histogram of `values` into `output.len()` bins.
 pub(crate) fn histogram(exec: &CpuExecutor, values: &[u32], output: &mut [u32]) -> Result<()> {
-    if output.is_empty() {
-        return Err(Error::InvalidArgument { what: "histogram bins", reason: "at least one bin is needed".into() });
-    }
+    check_histogram(output.len())?;
     let bins = output.len();
     let partial = exec.install(|| {
         values
@@ -115,9 +99,7 @@ pub(crate) fn scan(
     kind: ScanKind,
     output: &mut [u32],
 ) -> Result<()> {
-    check_len("segmented scan output", input.len(), output.len())?;
-    let segments = segments_of(offsets)?;
-    check_count("segmented scan input", input.len())?;
+    let segments = check_segmented_scan(input.len(), offsets.len(), output.len())?;
     let n = input.len();
     let seg: Vec<Option<usize>> = exec.install(|| (0..n).into_par_iter().map(|i| segment_of(offsets, i, n)).collect());
     let mut acc = vec![0u32; segments];
@@ -144,9 +126,7 @@ pub(crate) fn reduce<T: Element>(
     op: ReduceOp,
     output: &mut [T],
 ) -> Result<()> {
-    let segments = segments_of(offsets)?;
-    check_len("segmented reduction output", segments, output.len())?;
-    check_count("segmented reduction input", input.len())?;
+    check_segmented_reduce(input.len(), offsets.len(), output.len())?;
     let n = input.len();
     exec.install(|| {
         output.par_iter_mut().enumerate().for_each(|(s, out)| {
@@ -170,19 +150,8 @@ pub(crate) fn top_k<T: Element>(
     indices: &mut [u32],
     top_keys: &mut [T],
 ) -> Result<()> {
-    if k == 0 || k > MAX_TOP_K {
-        return Err(Error::InvalidArgument { what: "k", reason: format!("{k} is not within 1..={MAX_TOP_K}") });
-    }
-    let segments = segments_of(offsets)?;
+    check_top_k(keys.len(), offsets.len(), k, indices.len(), top_keys.len())?;
     let k = k as usize;
-    let slots = segments.checked_mul(k).ok_or(Error::TooManyPoints {
-        count: usize::MAX,
-        max: u32::MAX as usize,
-        what: "top-k slots",
-    })?;
-    check_len("top-k indices", slots, indices.len())?;
-    check_len("top-k keys", slots, top_keys.len())?;
-    check_count("top-k keys", keys.len())?;
     let n = keys.len();
     let pad = match order {
         Order::Smallest => T::HIGHEST,
