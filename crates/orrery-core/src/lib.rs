@@ -37,6 +37,7 @@ pub mod gpu;
 pub mod particles;
 pub mod recording;
 pub mod sfc;
+pub mod skip;
 pub mod view;
 
 pub use cpu::{CpuExecutor, CpuIsa, DEFAULT_SPIN};

@@ -32,7 +32,7 @@ pub fn device() -> Option<&'static CudaExecutor> {
         Ok(e) => Some(e),
         Err(reason) => {
             assert!(!cuda_required(), "ORRERY_REQUIRE_CUDA=1 but CUDA is unavailable: {reason}");
-            eprintln!("skipped: {reason}");
+            orrery_core::skip::report("cuda test", reason);
             None
         }
     }

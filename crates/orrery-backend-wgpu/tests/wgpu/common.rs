@@ -61,7 +61,7 @@ pub fn executors() -> &'static [(String, WgpuExecutor)] {
     match opened() {
         Ok(execs) => execs,
         Err(reason) => {
-            eprintln!("skipped: {reason}");
+            orrery_core::skip::report("wgpu test", reason);
             &[]
         }
     }

@@ -33,7 +33,7 @@ pub fn open_or_skip<E>(open: impl FnOnce() -> Result<E, Error>, require_var: &st
         Err(e) => {
             let required = std::env::var(require_var).is_ok_and(|v| v == "1");
             assert!(!required, "{require_var}=1 but no executor: {e}");
-            println!("skipped: {e}");
+            orrery_core::skip::report(&format!("ball tree GPU test ({require_var} not set)"), &e.to_string());
             None
         }
     }

@@ -46,8 +46,7 @@ fn run<E: Executor>(label: &str, exec: &E, suite: &[Check<E>], filter: Option<&s
 }
 
 fn skip(tally: &mut Tally, label: &str, reason: &str, count: usize) {
-    // Straight to the stream: the skip must be visible in CI's log.
-    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {label}: {reason} ({count} checks)");
+    orrery_core::skip::report(&format!("{label} ({count} checks)"), reason);
     tally.skipped += count;
 }
 
