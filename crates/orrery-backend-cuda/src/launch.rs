@@ -216,32 +216,11 @@ impl CudaExecutor {
     }
 }
 
-fn scalar_arg<'a>(s: Scalar) -> Arg<'a> {
-    match s {
-        Scalar::U32(v) => Arg::U32(v),
-        Scalar::I32(v) => Arg::I32(v),
-        Scalar::F32(v) => Arg::F32(v),
-        Scalar::U64(v) => Arg::U64(v),
-        Scalar::F64(v) => Arg::F64(v),
-    }
-}
-
-impl GpuExecutor for CudaExecutor {
-    type RawBuffer = RawBuffer;
-
-    fn raw<T: Storage>(buf: &CudaBuffer<T>) -> &RawBuffer {
-        &buf.raw
-    }
-
-    fn prepare(&self, source: &KernelSource) -> Result<()> {
-        self.modules.prepare(source)
-    }
-
-    /// Enqueues `entry` of `source`. A launch of zero blocks does nothing. An indirect
-    /// grid launches `max_blocks` blocks: the kernel reads its block count from the
-    /// argument words it takes (see [`orrery_core::gpu`]).
-    fn launch_with(
+impl CudaExecutor {
+    /// Converts `args`, sizes the grid and launches `f` (or `entry` of `source`, looked up).
+    fn launch_resolved(
         &self,
+        resolved: Option<std::sync::Arc<Function>>,
         source: &KernelSource,
         entry: &str,
         config: &LaunchConfig<'_, Self>,
@@ -283,8 +262,59 @@ impl GpuExecutor for CudaExecutor {
                 max_blocks
             }
         };
-        let f = self.modules.function(source, entry)?;
+        let f = match resolved {
+            Some(f) => f,
+            None => self.modules.function(source, entry)?,
+        };
         self.launch_function(&f, source.name, entry, blocks, config.threads, config.shared_bytes, converted)
+    }
+}
+
+fn scalar_arg<'a>(s: Scalar) -> Arg<'a> {
+    match s {
+        Scalar::U32(v) => Arg::U32(v),
+        Scalar::I32(v) => Arg::I32(v),
+        Scalar::F32(v) => Arg::F32(v),
+        Scalar::U64(v) => Arg::U64(v),
+        Scalar::F64(v) => Arg::F64(v),
+    }
+}
+
+impl GpuExecutor for CudaExecutor {
+    type RawBuffer = RawBuffer;
+
+    fn raw<T: Storage>(buf: &CudaBuffer<T>) -> &RawBuffer {
+        &buf.raw
+    }
+
+    fn prepare(&self, source: &KernelSource) -> Result<()> {
+        self.modules.prepare(source)
+    }
+
+    /// Enqueues `entry` of `source`. A launch of zero blocks does nothing. An indirect
+    /// grid launches `max_blocks` blocks: the kernel reads its block count from the
+    /// argument words it takes (see [`orrery_core::gpu`]).
+    fn launch_with(
+        &self,
+        source: &KernelSource,
+        entry: &str,
+        config: &LaunchConfig<'_, Self>,
+        args: &[KernelArg<'_, Self>],
+    ) -> Result<()> {
+        self.launch_resolved(None, source, entry, config, args)
+    }
+
+    /// The typed launch with one lookup: the checked declaration's entry point is cached
+    /// with it, so the launch does not look the function up again.
+    fn launch_typed(
+        &self,
+        source: &KernelSource,
+        signature: &'static KernelSignature,
+        config: &LaunchConfig<'_, Self>,
+        args: &[KernelArg<'_, Self>],
+    ) -> Result<()> {
+        let f = self.modules.typed_function(source, signature)?;
+        self.launch_resolved(Some(f), source, signature.entry, config, args)
     }
 
     fn check_signature(&self, source: &KernelSource, signature: &'static KernelSignature) -> Result<()> {

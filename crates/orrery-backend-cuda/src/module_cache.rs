@@ -16,7 +16,7 @@
 //!   loads it without compiling. The disk cache is best effort: a directory that cannot
 //!   be written, or a file that does not load, only costs a compilation.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_int};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU32;
@@ -303,8 +303,10 @@ pub(crate) struct ModuleCache {
     nvrtc: (i32, i32),
     dir: Option<PathBuf>,
     modules: Mutex<HashMap<SourceKey, Arc<LoadedModule>>>,
-    /// Declarations already checked: (signature address, module).
-    checked: Mutex<HashSet<(usize, SourceKey)>>,
+    /// Declarations already checked, with their entry point: keyed by the addresses of
+    /// the signature, the module's name and text, and its defines (all `'static`), so a
+    /// typed launch costs one lookup of plain integers.
+    checked: Mutex<HashMap<TypedKey, Arc<Function>>>,
 }
 
 impl ModuleCache {
@@ -317,7 +319,7 @@ impl ModuleCache {
             nvrtc: nvrtc_version()?,
             dir: disk_cache_dir(),
             modules: Mutex::new(HashMap::new()),
-            checked: Mutex::new(HashSet::new()),
+            checked: Mutex::new(HashMap::new()),
             ctx,
         })
     }
@@ -408,13 +410,17 @@ impl ModuleCache {
         Ok(f)
     }
 
-    /// Checks a typed declaration against `source` once: its own order, the CUDA text's
-    /// parameter list ([`cuda_params`] + [`check_cuda_signature`]) and the driver's
-    /// parameter count and sizes. Later calls are one set lookup.
-    pub(crate) fn check_signature(&self, source: &KernelSource, signature: &'static KernelSignature) -> Result<()> {
-        let key = (std::ptr::from_ref(signature) as usize, source_key(source));
-        if self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&key) {
-            return Ok(());
+    /// The entry point of a typed declaration, checked against `source` once: its own
+    /// order, the CUDA text's parameter list ([`cuda_params`] + [`check_cuda_signature`])
+    /// and the driver's parameter count and sizes. Later calls are one map lookup.
+    pub(crate) fn typed_function(
+        &self,
+        source: &KernelSource,
+        signature: &'static KernelSignature,
+    ) -> Result<Arc<Function>> {
+        let key = typed_key(source, signature);
+        if let Some(f) = self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
+            return Ok(Arc::clone(f));
         }
         signature.check_order(source.name)?;
         if let Some(params) = cuda_params(source.cuda, signature.entry) {
@@ -445,9 +451,28 @@ impl ModuleCache {
                 )));
             }
         }
-        self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key);
-        Ok(())
+        self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&f));
+        Ok(f)
     }
+
+    /// [`ModuleCache::typed_function`] without the handle.
+    pub(crate) fn check_signature(&self, source: &KernelSource, signature: &'static KernelSignature) -> Result<()> {
+        self.typed_function(source, signature).map(drop)
+    }
+}
+
+/// Identity of a (declaration, module) pair: the addresses and lengths of `'static` data.
+type TypedKey = [usize; 6];
+
+fn typed_key(source: &KernelSource, signature: &'static KernelSignature) -> TypedKey {
+    [
+        std::ptr::from_ref(signature) as usize,
+        source.name.as_ptr() as usize,
+        source.cuda.as_ptr() as usize,
+        source.cuda.len(),
+        source.defines.as_ptr() as usize,
+        source.defines.len(),
+    ]
 }
 
 #[cfg(test)]
