@@ -218,6 +218,15 @@ pub enum Error {
         len: usize,
     },
 
+    /// A Cornerstone leaf array (or a tree built on one) that breaks its invariants.
+    #[error("invalid tree at boundary {index}: {reason}")]
+    InvalidTree {
+        /// The first offending boundary (or leaf) index.
+        index: usize,
+        /// Which invariant it breaks.
+        reason: String,
+    },
+
     /// Any other argument that breaks a documented precondition.
     #[error("invalid argument {what}: {reason}")]
     InvalidArgument {

@@ -1,0 +1,5 @@
+//! The tree-build tests, one binary (every test binary links the GPU backends again).
+
+mod common;
+mod golden;
+mod invariants;
