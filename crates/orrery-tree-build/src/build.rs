@@ -10,7 +10,9 @@
 use orrery_core::sfc::KeyLayout;
 use orrery_core::{Error, Result};
 
-use crate::counts::leaf_counts;
+use rayon::prelude::*;
+
+use crate::counts::{carry_starts, counts_of_starts, leaf_starts};
 use crate::leaves::Leaves;
 use crate::rebalance::{self as pass, check_bucket, leaf_count_ops};
 
@@ -150,17 +152,22 @@ pub fn update(tree: &mut Tree, keys: &[u64], options: &Rebalance) -> Result<Conv
     let layout = tree.leaves.layout();
     check_sorted_keys(keys, layout)?;
     let mut leaves = tree.leaves.clone();
-    let mut counts = leaf_counts(leaves.keys(), keys);
+    // The keys change between calls, so the first counts search every boundary; within
+    // the call they are carried over (counts::carry_starts).
+    let mut starts = leaf_starts(leaves.keys(), keys);
+    let mut counts = counts_of_starts(&starts);
     for pass in 1..=options.max_passes {
         let ops = match options.criterion {
             Criterion::LeafCount { bucket } => leaf_count_ops(&leaves, &counts, bucket)?,
         };
-        if ops.iter().all(|&op| op == 1) {
+        if ops.par_iter().all(|&op| op == 1) {
             *tree = Tree { leaves, counts };
             return Ok(Convergence { passes: pass, converged: true });
         }
-        leaves = pass::rebalance(&leaves, &ops)?.leaves;
-        counts = leaf_counts(leaves.keys(), keys);
+        let next = pass::rebalance_decided(&leaves, &ops)?;
+        starts = carry_starts(&starts, &ops, &next.offsets, next.leaves.keys(), keys);
+        counts = counts_of_starts(&starts);
+        leaves = next.leaves;
     }
     *tree = Tree { leaves, counts };
     Ok(Convergence { passes: options.max_passes, converged: false })

@@ -25,8 +25,35 @@ pub fn leaf_starts(leaves: &[u64], sorted: &[u64]) -> Vec<u32> {
     out
 }
 
+/// The first particle of every leaf after a rebalance pass over the same keys, from the
+/// old tree's `starts` ([`leaf_starts`]) instead of a search of every boundary: a kept
+/// leaf (operation 1; a merge leader too, whose first key is its group's) keeps its first
+/// particle, and a split leaf searches its descendants' boundaries only within its own
+/// particle range (at most a few bucket sizes), so a pass costs O(L + splits * log n_leaf)
+/// rather than O(L log N). `offsets` is the exclusive scan of `ops` and `new_keys` the new
+/// leaf array ([`crate::rebalance::Rebalanced`]).
+pub fn carry_starts(starts: &[u32], ops: &[u32], offsets: &[u32], new_keys: &[u64], sorted: &[u64]) -> Vec<u32> {
+    debug_assert_eq!(starts.len(), ops.len() + 1);
+    debug_assert_eq!(offsets.len(), ops.len() + 1);
+    ops.par_iter()
+        .enumerate()
+        .with_min_len(CHUNK)
+        .flat_map_iter(|(i, &op)| {
+            let (lo, hi) = (starts[i], starts[i + 1]);
+            let first = offsets[i] as usize;
+            let range = &sorted[lo as usize..hi as usize];
+            (0..op as usize).map(move |n| if n == 0 { lo } else { lo + lower_bound_one(range, new_keys[first + n]) })
+        })
+        .chain(rayon::iter::once(starts[ops.len()]))
+        .collect()
+}
+
 /// The particle count of every leaf of `leaves` (a valid leaf array) in `sorted`.
 pub fn leaf_counts(leaves: &[u64], sorted: &[u64]) -> Vec<u32> {
-    let starts = leaf_starts(leaves, sorted);
-    starts.windows(2).map(|w| w[1] - w[0]).collect()
+    counts_of_starts(&leaf_starts(leaves, sorted))
+}
+
+/// Counts from leaf starts: `count[i] = starts[i + 1] - starts[i]`.
+pub fn counts_of_starts(starts: &[u32]) -> Vec<u32> {
+    starts.par_windows(2).map(|w| w[1] - w[0]).collect()
 }

@@ -50,6 +50,13 @@ impl Leaves {
         Ok(Self { keys, layout })
     }
 
+    /// A tree from boundaries this crate produced (a rebalance of a valid tree by valid
+    /// operations); checked in debug builds only.
+    pub(crate) fn from_checked(keys: Vec<u64>, layout: KeyLayout) -> Self {
+        debug_assert!(check_leaf_array(&keys, layout).is_ok());
+        Self { keys, layout }
+    }
+
     /// The boundaries `K[0..=L]`.
     pub fn keys(&self) -> &[u64] {
         &self.keys

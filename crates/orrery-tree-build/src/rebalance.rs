@@ -21,7 +21,7 @@ use orrery_core::sfc::KeyLayout;
 use orrery_core::{Error, Result};
 use rayon::prelude::*;
 
-use crate::leaves::{Leaves, leaf_level};
+use crate::leaves::{Leaves, check_leaf_array, leaf_level};
 
 /// Key bits a multi-level split may descend at once: 4 octree levels, 12 binary levels.
 pub const MAX_JUMP_BITS: u32 = 12;
@@ -135,28 +135,41 @@ pub struct Rebalanced {
 pub fn rebalance(leaves: &Leaves, ops: &[u32]) -> Result<Rebalanced> {
     let (keys, layout) = (leaves.keys(), leaves.layout());
     orrery_core::executor::check_len("rebalance operations", leaves.len(), ops.len())?;
-    let mut offsets = Vec::with_capacity(ops.len() + 1);
-    let mut total = 0u64;
-    let mut changed = false;
-    for (i, &op) in ops.iter().enumerate() {
-        check_op(op, leaf_level(keys, i, layout), layout, i)?;
-        offsets.push(total as u32);
-        total += u64::from(op);
-        changed |= op != 1;
-        if total > u64::from(u32::MAX) {
-            return Err(Error::TooManyPoints { count: total as usize, max: u32::MAX as usize, what: "leaves" });
-        }
+    let bad = (0..ops.len())
+        .into_par_iter()
+        .find_first(|&i| check_op(ops[i], leaf_level(keys, i, layout), layout, i).is_err());
+    if let Some(i) = bad {
+        check_op(ops[i], leaf_level(keys, i, layout), layout, i)?;
     }
-    offsets.push(total as u32);
+    let next = rebalance_decided(leaves, ops)?;
+    // A merge without its leader, or a leader without its group, breaks the array.
+    check_leaf_array(next.leaves.keys(), layout)?;
+    Ok(next)
+}
+
+/// [`rebalance`] of operations from a criterion of this crate (valid values, whole
+/// sibling groups merged): the scan and the scatter without revalidating the result.
+///
+/// # Errors
+/// [`Error::TooManyPoints`] when the new tree would have more leaves than 32-bit indices
+/// hold; [`Error::InvalidArgument`] when every leaf was merged away.
+pub(crate) fn rebalance_decided(leaves: &Leaves, ops: &[u32]) -> Result<Rebalanced> {
+    let (keys, layout) = (leaves.keys(), leaves.layout());
+    let (offsets, total) = exclusive_scan(ops);
+    if total > u64::from(u32::MAX) {
+        return Err(Error::TooManyPoints { count: total as usize, max: u32::MAX as usize, what: "leaves" });
+    }
     if total == 0 {
         return Err(Error::InvalidArgument {
             what: "rebalance operations",
             reason: "every leaf was merged away".into(),
         });
     }
+    let changed = ops.par_iter().any(|&op| op != 1);
     let new_keys: Vec<u64> = ops
         .par_iter()
         .enumerate()
+        .with_min_len(CHUNK)
         .flat_map_iter(|(i, &op)| {
             let level = leaf_level(keys, i, layout);
             let step = if op <= 1 {
@@ -168,9 +181,29 @@ pub fn rebalance(leaves: &Leaves, ops: &[u32]) -> Result<Rebalanced> {
         })
         .chain(rayon::iter::once(layout.key_end::<u64>()))
         .collect();
-    // A merge without its leader, or a leader without its group, breaks the array.
-    let leaves = Leaves::from_keys(new_keys, layout)?;
-    Ok(Rebalanced { leaves, offsets, changed })
+    Ok(Rebalanced { leaves: Leaves::from_checked(new_keys, layout), offsets, changed })
+}
+
+/// The exclusive scan of `ops` (`L + 1` entries, wrapping in u32) and its exact total:
+/// per-chunk sums in parallel, the chunk offsets in order, then the chunks again.
+fn exclusive_scan(ops: &[u32]) -> (Vec<u32>, u64) {
+    let sums: Vec<u64> = ops.par_chunks(CHUNK).map(|c| c.iter().map(|&v| u64::from(v)).sum()).collect();
+    let mut bases = Vec::with_capacity(sums.len());
+    let mut total = 0u64;
+    for s in sums {
+        bases.push(total);
+        total += s;
+    }
+    let mut offsets = vec![0u32; ops.len() + 1];
+    offsets[..ops.len()].par_chunks_mut(CHUNK).zip(ops.par_chunks(CHUNK)).zip(bases).for_each(|((out, c), base)| {
+        let mut acc = base;
+        for (o, &v) in out.iter_mut().zip(c) {
+            *o = acc as u32;
+            acc += u64::from(v);
+        }
+    });
+    offsets[ops.len()] = total as u32;
+    (offsets, total)
 }
 
 fn check_op(op: u32, level: u32, layout: KeyLayout, i: usize) -> Result<()> {

@@ -3,7 +3,7 @@
 
 use orrery_core::sfc::{Curve, KeyLayout};
 use orrery_core::{Aabb, Error, PositionsView, Vec3};
-use orrery_tree_build::counts::leaf_counts;
+use orrery_tree_build::counts::{carry_starts, leaf_counts, leaf_starts};
 use orrery_tree_build::rebalance::{leaf_count_ops, rebalance, sibling_group};
 use orrery_tree_build::{Criterion, Leaves, Rebalance, Shape, Tree, build, input, update};
 use proptest::prelude::*;
@@ -64,6 +64,14 @@ fn every_pass_keeps_the_invariants_and_converges() {
                 assert_eq!(counts.iter().map(|&c| c as usize).sum::<usize>(), s.active, "{what}");
                 let ops = leaf_count_ops(&leaves, &counts, bucket).unwrap();
                 let next = rebalance(&leaves, &ops).unwrap();
+                // Carried starts (kept leaves keep theirs, split leaves search their own
+                // range) equal a search of every new boundary.
+                let starts = leaf_starts(leaves.keys(), &s.keys);
+                assert_eq!(
+                    carry_starts(&starts, &ops, &next.offsets, next.leaves.keys(), &s.keys),
+                    leaf_starts(next.leaves.keys(), &s.keys),
+                    "{what}: pass {passes}"
+                );
                 // The result revalidates; check again from the raw parts.
                 Leaves::from_keys(next.leaves.keys().to_vec(), s.layout).unwrap();
                 passes += 1;
@@ -77,6 +85,7 @@ fn every_pass_keeps_the_invariants_and_converges() {
             assert_eq!(run.passes, passes, "{what}");
             assert!(run.converged);
             assert_eq!(tree.leaves(), &leaves, "{what}");
+            assert_eq!(tree.counts(), leaf_counts(leaves.keys(), &s.keys), "{what}");
             assert_converged(&tree, bucket, &what);
         }
     }
