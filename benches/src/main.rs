@@ -25,6 +25,9 @@ enum Suite {
     /// Batched ball tree build (Erwin layout): uniform and clustered points, 2D/3D/8D,
     /// both GPU strategies; peer: `benches/python/balltree_peer.py` (balltree-erwin).
     Balltree,
+    /// Cornerstone tree build per phase (keys, sort, from scratch, incremental step) on
+    /// the tree datasets; peer: `cstone_octree_driver` through `benches/device/tree.sh`.
+    Tree,
 }
 
 #[derive(Debug, Parser)]
@@ -62,15 +65,28 @@ struct Args {
     /// JSON lines.
     #[arg(long)]
     peer: Option<PathBuf>,
+    /// (tree) Write the 2M datasets in the peer drivers' format and our leaf arrays here.
+    #[arg(long)]
+    peer_files: Option<PathBuf>,
 }
 
 /// Runs `suite` on the CPU executor.
-fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config) -> orrery_core::Result<Vec<Record>> {
+fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrery_core::Result<Vec<Record>> {
     eprintln!("running {suite:?} on {}", orrery_core::Executor::name(exec));
     match suite {
         Suite::Keys => suites::keys::run(exec, cfg),
         Suite::Primitives => suites::primitives::run(exec, cfg),
         Suite::Balltree => suites::balltree::run_cpu(exec, cfg),
+        Suite::Tree => {
+            // orrery-tree-build's CPU path is plain rayon code: run it on a pool of the
+            // asked size (all cores by default), not through the executor's primitives.
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(args.threads.unwrap_or(0))
+                .build()
+                .map_err(|e| orrery_core::Error::InvalidArgument { what: "--threads", reason: e.to_string() })?;
+            let name = format!("cpu:rayon ({} threads)", pool.current_num_threads());
+            pool.install(|| suites::tree::run_cpu(cfg, &name, args.peer_files.as_deref()))
+        }
     }
 }
 
@@ -82,6 +98,7 @@ fn run_gpu<E: orrery_core::GpuExecutor>(suite: Suite, exec: &E, cfg: &Config) ->
         Suite::Keys => suites::keys::run(exec, cfg),
         Suite::Primitives => suites::primitives::run(exec, cfg),
         Suite::Balltree => suites::balltree::run_gpu(exec, cfg),
+        Suite::Tree => Ok(Vec::new()),
     }
 }
 
@@ -103,7 +120,7 @@ fn main() -> Result<()> {
         } else if let Some(us) = args.cpu_spin_us {
             cpu = cpu.with_spin(std::time::Duration::from_micros(us))?;
         }
-        records.extend(run_cpu(args.suite, &cpu, &cfg).context("cpu executor")?);
+        records.extend(run_cpu(args.suite, &cpu, &cfg, &args).context("cpu executor")?);
     }
     #[cfg(feature = "cuda")]
     if wants("cuda") {
@@ -186,6 +203,7 @@ fn run_peer(script: &PathBuf, suite: Suite, cfg: &Config) -> Result<Vec<Record>>
                 p90_ms: get("p90_ms"),
                 repeats: get("repeats") as usize,
             },
+            info: v["info"].as_str().unwrap_or("").into(),
         });
     }
     Ok(records)

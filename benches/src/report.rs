@@ -23,6 +23,10 @@ pub struct Record {
     pub bytes: u64,
     /// Timing summary.
     pub stats: Stats,
+    /// What else the workload produced, for the reader (e.g. a tree's leaves, depth and
+    /// passes); empty for most suites.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub info: String,
 }
 
 impl Record {
@@ -115,14 +119,15 @@ impl Report {
             let gbs = if r.bytes > 0 { format!("{:.1}", r.bandwidth_gbs()) } else { "-".into() };
             let _ = writeln!(
                 s,
-                "{:<40} {:<66} {:>10.3} {:>10.3} {:>10.3} {:>12.1} {:>9}",
+                "{:<40} {:<66} {:>10.3} {:>10.3} {:>10.3} {:>12.1} {:>9}{}",
                 r.workload,
                 truncate(&r.executor, 66),
                 r.stats.median_ms,
                 r.stats.p10_ms,
                 r.stats.p90_ms,
                 r.throughput() / 1e6,
-                gbs
+                gbs,
+                if r.info.is_empty() { String::new() } else { format!("  {}", r.info) }
             );
         }
         s

@@ -119,7 +119,15 @@ fn workloads(quick: bool) -> Vec<Workload> {
 }
 
 fn record(executor: String, workload: String, elements: usize, stats: Stats) -> Record {
-    Record { suite: "balltree".into(), workload, executor, elements: elements as u64, bytes: 0, stats }
+    Record {
+        suite: "balltree".into(),
+        workload,
+        executor,
+        elements: elements as u64,
+        bytes: 0,
+        stats,
+        info: String::new(),
+    }
 }
 
 /// The input sets of `w` converted to `T`.

@@ -32,6 +32,7 @@ pub fn run<E: Executor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
                 elements: n as u64,
                 bytes: (n * (12 + 8)) as u64,
                 stats,
+                info: String::new(),
             });
         }
         // `keys` now holds Hilbert keys: sort them with their indices, restoring the
@@ -58,6 +59,7 @@ pub fn run<E: Executor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
             elements: n as u64,
             bytes: (n * 24) as u64,
             stats,
+            info: String::new(),
         });
     }
     Ok(records)

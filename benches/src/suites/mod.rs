@@ -6,6 +6,7 @@
 pub mod balltree;
 pub mod keys;
 pub mod primitives;
+pub mod tree;
 
 /// Options shared by the suites.
 #[derive(Debug, Clone)]

@@ -21,6 +21,7 @@ fn record<E: Executor>(exec: &E, workload: String, elements: usize, bytes: usize
         elements: elements as u64,
         bytes: bytes as u64,
         stats,
+        info: String::new(),
     }
 }
 

@@ -129,6 +129,18 @@ pub fn particle_keys<T: Real>(positions: PositionsView<'_, T>, bbox: &Aabb<T>, s
     }
 }
 
+/// Sorts particle keys with their input indices (ties keep input order) and counts the
+/// active ones: the sorted `(keys, order, active)`.
+pub fn sort_keys(keys: Vec<u64>, layout: KeyLayout) -> (Vec<u64>, Vec<u32>, usize) {
+    let mut pairs: Vec<(u64, u32)> = keys.into_par_iter().enumerate().map(|(i, k)| (k, i as u32)).collect();
+    // Distinct (key, index) pairs: an unstable sort gives the one stable order.
+    pairs.par_sort_unstable();
+    let end = layout.key_end::<u64>();
+    let active = pairs.partition_point(|&(k, _)| k < end);
+    let (keys, order) = pairs.into_par_iter().unzip();
+    (keys, order, active)
+}
+
 /// Keys and sorts `positions` for a tree of `shape` in `bbox` (or their bounding box).
 ///
 /// # Errors
@@ -139,13 +151,7 @@ pub fn sort_particles<T: Real>(
     shape: Shape,
 ) -> Result<SortedKeys<T>> {
     let bbox = tree_box(positions, bbox)?;
-    let keys = particle_keys(positions, &bbox, shape);
-    let mut pairs: Vec<(u64, u32)> = keys.into_par_iter().enumerate().map(|(i, k)| (k, i as u32)).collect();
-    // Distinct (key, index) pairs: an unstable sort gives the one stable order.
-    pairs.par_sort_unstable();
     let layout = shape.layout();
-    let end = layout.key_end::<u64>();
-    let active = pairs.partition_point(|&(k, _)| k < end);
-    let (keys, order) = pairs.into_par_iter().unzip();
+    let (keys, order, active) = sort_keys(particle_keys(positions, &bbox, shape), layout);
     Ok(SortedKeys { keys, order, active, bbox, layout })
 }
