@@ -251,4 +251,16 @@ proptest! {
         prop_assert!(run.converged);
         prop_assert_eq!(start, tree);
     }
+
+    /// Galloping boundary searches give every boundary's lower bound, duplicates and
+    /// boundaries past the last key included.
+    #[test]
+    fn leaf_starts_are_lower_bounds(raw in prop::collection::vec(0u64..64, 0..5000), bounds in prop::collection::vec(0u64..80, 1..9000)) {
+        let mut keys = raw;
+        keys.sort_unstable();
+        let mut b = bounds;
+        b.sort_unstable();
+        let expect: Vec<u32> = b.iter().map(|&q| orrery_core::executor::lower_bound_one(&keys, q)).collect();
+        prop_assert_eq!(leaf_starts(&b, &keys), expect);
+    }
 }
