@@ -12,6 +12,10 @@
 //! - Criteria ([`Criterion`]): LeafCount (Cornerstone's bucket size).
 //! - Input ([`input`]): keys of positions in a given or computed box; particles outside
 //!   a given box get the removed key `key_end` and are excluded.
+//! - The view ([`view`]): every node (internal and leaf) of a tree as flat `u32`-indexed
+//!   arrays, built from the leaf array without a traversal: parents, children, particle
+//!   ranges, boxes, level offsets, the child-centric (FMM) layout and the escape links of
+//!   a stackless walk.
 //!
 //! ```
 //! use orrery_core::{sfc::Curve, PositionsView};
@@ -33,7 +37,9 @@ pub mod counts;
 pub mod input;
 pub mod leaves;
 pub mod rebalance;
+pub mod view;
 
 pub use build::{Convergence, Criterion, Rebalance, Tree, build, update};
 pub use input::{Shape, SortedKeys};
 pub use leaves::Leaves;
+pub use view::{Geometry, TreeView};
