@@ -1,6 +1,6 @@
 //! `tree`: the Cornerstone tree build (orrery-tree-build) per phase — keys, sort, build
-//! from scratch, and an incremental step (noise of 1e-3 of the box edge, then keys, sort
-//! and the update from the previous tree) — on the datasets of the tree issue, for octrees
+//! from scratch, and an incremental step (noise of 1e-3 of the box edge, then keys, sort,
+//! the update from the previous tree and its TreeView) — on the datasets of the tree issue, for octrees
 //! (Hilbert; Morton on the uniform set) and binary trees, with LeafCount (bucket 16).
 //! The expanding sphere is a sequence: 100 steps of homologous expansion, each an update
 //! from the previous step's tree; its records are medians over the steps.
@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use orrery_core::sfc::Curve;
 use orrery_core::{Aabb, PositionsView, Result};
-use orrery_tree_build::{Criterion, Rebalance, Shape, Tree, build, input, update};
+use orrery_tree_build::view::Geometry;
+use orrery_tree_build::{Criterion, Rebalance, Shape, Tree, TreeView, build, input, update};
 
 use crate::data::{TreeSet, jitter, write_peer_file};
 use crate::report::Record;
@@ -198,7 +199,14 @@ fn steady(
     )?;
     let step_update =
         time(cfg, &mut tree.clone(), |t| *t = tree.clone(), |t| update(t, &moved_sorted, &options).map(|_| ()))?;
-    let total = step_keys.median_ms + step_sort.median_ms + step_update.median_ms;
+    // The TreeView of the updated tree (leaf starts are the prefix sum of its counts).
+    let starts = leaf_starts_of(&after);
+    let step_view = time(cfg, &mut (), |()| {}, |()| {
+        TreeView::from_leaves(after.leaves(), &starts, Geometry::new(v.shape, bbox), None).map(|view| {
+            std::hint::black_box(view);
+        })
+    })?;
+    let total = step_keys.median_ms + step_sort.median_ms + step_update.median_ms + step_view.median_ms;
     out.push(record(executor, format!("{label} step keys"), n, step_keys, String::new()));
     out.push(record(executor, format!("{label} step sort"), n, step_sort, String::new()));
     out.push(record(
@@ -206,9 +214,29 @@ fn steady(
         format!("{label} step update"),
         n,
         step_update,
-        format!("{}; whole step {total:.3} ms (medians summed)", tree_info(&after, step_run.passes)),
+        tree_info(&after, step_run.passes),
+    ));
+    out.push(record(
+        executor,
+        format!("{label} step view"),
+        n,
+        step_view,
+        format!("whole step (keys + sort + update + view) {total:.3} ms, medians summed"),
     ));
     Ok(out)
+}
+
+/// The first sorted particle of every leaf (and the active count last): the prefix sum
+/// of the counts, as the leaves tile the key range in order.
+fn leaf_starts_of(tree: &Tree) -> Vec<u32> {
+    let mut starts = Vec::with_capacity(tree.counts().len() + 1);
+    let mut acc = 0u32;
+    starts.push(0);
+    for &c in tree.counts() {
+        acc += c;
+        starts.push(acc);
+    }
+    starts
 }
 
 /// The expanding sphere: per step, keys, sort and the update from the previous step's
