@@ -3,3 +3,4 @@
 mod common;
 mod golden;
 mod invariants;
+mod nfcount;
