@@ -6,14 +6,22 @@
 //! function of the keys and the criterion alone (every internal node is over the
 //! criterion, every leaf within it or at the key resolution), so a converged update
 //! equals a converged build from scratch: tested in `tests/tree`.
+//!
+//! LeafCount searches every leaf boundary once per call and then carries the counts
+//! (kept leaves keep theirs, split leaves search their own particle range).
+//! NFCount evaluates its stencils once per update and then carries the values of
+//! unchanged leaves from pass to pass ([`NfState::apply`]): only split children and newly
+//! complete sibling groups are evaluated again.
 
 use orrery_core::sfc::KeyLayout;
-use orrery_core::{Error, Result};
+use orrery_core::{Aabb, Error, Real, Result};
 
 use rayon::prelude::*;
 
 use crate::counts::{carry_starts, counts_of_starts, leaf_starts};
+use crate::input::Shape;
 use crate::leaves::Leaves;
+use crate::nfcount::{DEFAULT_THRESHOLD, KeyGeometry, NfState, check_threshold};
 use crate::rebalance::{self as pass, check_bucket, leaf_count_ops};
 
 /// What decides whether a leaf splits or a sibling group merges.
@@ -25,6 +33,14 @@ pub enum Criterion {
         /// Most particles a leaf may hold (at least 1).
         bucket: u32,
     },
+    /// Estimated near-field work ([`crate::nfcount`]): at most `threshold` particle pairs
+    /// `n_i * S_i` per leaf, `S_i` the particles in the 27 same-level cells around it.
+    NfCount {
+        /// Most work a leaf may carry (at least 1; [`DEFAULT_THRESHOLD`] by default).
+        threshold: u64,
+        /// How the tree's keys map to cells: the curve, or the binary split sequence.
+        geometry: KeyGeometry,
+    },
 }
 
 impl Criterion {
@@ -33,9 +49,45 @@ impl Criterion {
         Self::LeafCount { bucket }
     }
 
+    /// NFCount with [`DEFAULT_THRESHOLD`] for keys of `shape` in `bbox` (the box the keys
+    /// were computed in, [`crate::SortedKeys::bbox`]: binary keys split it by its shape).
+    ///
+    /// ```
+    /// use orrery_core::PositionsView;
+    /// use orrery_tree_build::{input, Criterion, Rebalance, Shape};
+    ///
+    /// let x: Vec<f64> = (0..4000).map(|i| (i as f64 * 0.618).fract()).collect();
+    /// let y: Vec<f64> = (0..4000).map(|i| (i as f64 * 0.414).fract()).collect();
+    /// let z: Vec<f64> = (0..4000).map(|i| 0.1 * (i as f64 * 0.732).fract()).collect();
+    /// let sorted = input::sort_particles(PositionsView::new(&x, &y, &z)?, None, Shape::Binary)?;
+    /// let threshold = 27 * 16 * 16;
+    /// let criterion = Criterion::nf_count(Shape::Binary, &sorted.bbox)?.with_threshold(threshold);
+    /// let (tree, run) = orrery_tree_build::build(&sorted.keys, sorted.layout, &Rebalance::new(criterion))?;
+    /// assert!(run.converged);
+    /// assert!(tree.nf().unwrap().iter().all(|&w| w <= threshold));
+    /// # Ok::<(), orrery_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidBox`] for a box with zero extent on every axis.
+    pub fn nf_count<T: Real>(shape: Shape, bbox: &Aabb<T>) -> Result<Self> {
+        Ok(Self::NfCount { threshold: DEFAULT_THRESHOLD, geometry: KeyGeometry::new(shape, bbox)? })
+    }
+
+    /// NFCount with another threshold (checked when a build or update runs); a
+    /// LeafCount criterion, whose bound is its bucket, is returned unchanged.
+    #[must_use]
+    pub const fn with_threshold(self, threshold: u64) -> Self {
+        match self {
+            Self::NfCount { geometry, .. } => Self::NfCount { threshold, geometry },
+            other @ Self::LeafCount { .. } => other,
+        }
+    }
+
     pub(crate) fn check(self) -> Result<()> {
         match self {
             Criterion::LeafCount { bucket } => check_bucket(bucket),
+            Criterion::NfCount { threshold, .. } => check_threshold(threshold),
         }
     }
 }
@@ -84,11 +136,13 @@ pub struct Convergence {
     pub converged: bool,
 }
 
-/// A tree with the particle count of every leaf.
+/// A tree with the particle count of every leaf and, when NFCount built it, the
+/// near-field work of every leaf.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tree {
     leaves: Leaves,
     counts: Vec<u32>,
+    nf: Option<Vec<u64>>,
 }
 
 impl Tree {
@@ -100,6 +154,12 @@ impl Tree {
     /// Particles per leaf.
     pub fn counts(&self) -> &[u32] {
         &self.counts
+    }
+
+    /// `W_i = n_i * S_i` per leaf ([`crate::nfcount`]) when the last build or update used
+    /// NFCount, else `None`.
+    pub fn nf(&self) -> Option<&[u64]> {
+        self.nf.as_deref()
     }
 
     /// Leaves holding no particle.
@@ -135,10 +195,11 @@ pub fn check_sorted_keys(keys: &[u64], layout: KeyLayout) -> Result<()> {
 /// Builds the tree of the sorted particle `keys` from the root.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for a bad criterion, a zero pass cap or unsorted keys;
+/// [`Error::InvalidArgument`] for a bad criterion (a zero bucket or threshold, an NFCount
+/// geometry of other keys than `layout`), a zero pass cap or unsorted keys;
 /// [`Error::TooManyPoints`] beyond 32-bit indices.
 pub fn build(keys: &[u64], layout: KeyLayout, options: &Rebalance) -> Result<(Tree, Convergence)> {
-    let mut tree = Tree { leaves: Leaves::root(layout), counts: Vec::new() };
+    let mut tree = Tree { leaves: Leaves::root(layout), counts: Vec::new(), nf: None };
     let convergence = update(&mut tree, keys, options)?;
     Ok((tree, convergence))
 }
@@ -151,24 +212,71 @@ pub fn update(tree: &mut Tree, keys: &[u64], options: &Rebalance) -> Result<Conv
     options.check()?;
     let layout = tree.leaves.layout();
     check_sorted_keys(keys, layout)?;
-    let mut leaves = tree.leaves.clone();
-    // The keys change between calls, so the first counts search every boundary; within
-    // the call they are carried over (counts::carry_starts).
-    let mut starts = leaf_starts(leaves.keys(), keys);
-    let mut counts = counts_of_starts(&starts);
-    for pass in 1..=options.max_passes {
-        let ops = match options.criterion {
-            Criterion::LeafCount { bucket } => leaf_count_ops(&leaves, &counts, bucket)?,
-        };
-        if ops.par_iter().all(|&op| op == 1) {
-            *tree = Tree { leaves, counts };
-            return Ok(Convergence { passes: pass, converged: true });
+    let start = tree.leaves.clone();
+    let (next, convergence) = match options.criterion {
+        Criterion::LeafCount { bucket } => converge_leaf_count(start, keys, bucket, options.max_passes)?,
+        Criterion::NfCount { threshold, geometry } => {
+            converge_nf_count(start, keys, threshold, geometry, options.max_passes)?
         }
-        let next = pass::rebalance_decided(&leaves, &ops)?;
-        starts = carry_starts(&starts, &ops, &next.offsets, next.leaves.keys(), keys);
-        counts = counts_of_starts(&starts);
-        leaves = next.leaves;
+    };
+    *tree = next;
+    Ok(convergence)
+}
+
+/// Runs `pass` from `state` until it reports no change (`None`) or `max_passes` passes
+/// ran: the loop every criterion shares.
+fn converge<S>(
+    mut state: S,
+    max_passes: u32,
+    mut pass: impl FnMut(&S) -> Result<Option<S>>,
+) -> Result<(S, Convergence)> {
+    for n in 1..=max_passes {
+        match pass(&state)? {
+            None => return Ok((state, Convergence { passes: n, converged: true })),
+            Some(next) => state = next,
+        }
     }
-    *tree = Tree { leaves, counts };
-    Ok(Convergence { passes: options.max_passes, converged: false })
+    Ok((state, Convergence { passes: max_passes, converged: false }))
+}
+
+/// LeafCount passes: decide from the counts, rebalance, carry the counts over. The keys
+/// changed since the last call, so the first counts search every boundary; within the
+/// call a kept leaf keeps its first particle and a split leaf searches only its own range
+/// ([`carry_starts`]).
+fn converge_leaf_count(leaves: Leaves, keys: &[u64], bucket: u32, max_passes: u32) -> Result<(Tree, Convergence)> {
+    let starts = leaf_starts(leaves.keys(), keys);
+    let counts = counts_of_starts(&starts);
+    let ((leaves, _, counts), convergence) =
+        converge((leaves, starts, counts), max_passes, |(leaves, starts, counts)| {
+            let ops = leaf_count_ops(leaves, counts, bucket)?;
+            if ops.par_iter().all(|&op| op == 1) {
+                return Ok(None);
+            }
+            let next = pass::rebalance_decided(leaves, &ops)?;
+            let starts = carry_starts(starts, &ops, &next.offsets, next.leaves.keys(), keys);
+            let counts = counts_of_starts(&starts);
+            Ok(Some((next.leaves, starts, counts)))
+        })?;
+    Ok((Tree { leaves, counts, nf: None }, convergence))
+}
+
+/// NFCount passes: one full evaluation, then decide by lookups and carry the values of
+/// unchanged leaves over ([`NfState::apply`]).
+fn converge_nf_count(
+    leaves: Leaves,
+    keys: &[u64],
+    threshold: u64,
+    geometry: KeyGeometry,
+    max_passes: u32,
+) -> Result<(Tree, Convergence)> {
+    let state = NfState::evaluate_sorted(leaves, keys, geometry)?;
+    let (state, convergence) = converge(state, max_passes, |state| {
+        let ops = state.decide(threshold)?;
+        if ops.iter().all(|&op| op == 1) {
+            return Ok(None);
+        }
+        Ok(Some(state.apply(&ops, keys)?.state))
+    })?;
+    let (leaves, counts, nf) = state.into_parts();
+    Ok((Tree { leaves, counts, nf: Some(nf) }, convergence))
 }

@@ -9,7 +9,9 @@
 //! - Shapes ([`Shape`]): octrees over 63-bit Morton or Hilbert keys, and binary trees
 //!   over longest-side binary keys, with one machinery (the key layout carries the bits
 //!   per level).
-//! - Criteria ([`Criterion`]): LeafCount (Cornerstone's bucket size).
+//! - Criteria ([`Criterion`]): LeafCount (Cornerstone's bucket size) and NFCount (the
+//!   estimated near-field work `n_i * S_i` of a leaf and its 27-cell neighbourhood,
+//!   [`nfcount`]).
 //! - Input ([`input`]): keys of positions in a given or computed box; particles outside
 //!   a given box get the removed key `key_end` and are excluded.
 //! - The view ([`view`]): every node (internal and leaf) of a tree as flat `u32`-indexed
@@ -36,10 +38,12 @@ pub mod build;
 pub mod counts;
 pub mod input;
 pub mod leaves;
+pub mod nfcount;
 pub mod rebalance;
 pub mod view;
 
 pub use build::{Convergence, Criterion, Rebalance, Tree, build, update};
 pub use input::{Shape, SortedKeys};
 pub use leaves::Leaves;
+pub use nfcount::KeyGeometry;
 pub use view::{Geometry, TreeView};

@@ -3,4 +3,5 @@
 mod common;
 mod golden;
 mod invariants;
+mod nfcount;
 mod view;
