@@ -30,6 +30,7 @@
 
 pub mod build;
 pub mod counts;
+pub mod gpu;
 pub mod input;
 pub mod leaves;
 pub mod rebalance;
