@@ -17,7 +17,8 @@
 //                        per level l = 0..levels, most significant first, the next bit from
 //                        the top of axis axes[l]'s coordinate.
 //
-// Launch shape: one thread per particle, ceil(n / TB_THREADS) blocks of TB_THREADS.
+// Launch shape: one thread per particle, ceil(n / TB_THREADS) blocks of TB_THREADS: every
+//   key is independent and the positions are read once, coalesced (structure of arrays).
 //
 // Buffers (direction, length, layout)
 //   x, y, z  read   n        F positions (structure of arrays)

@@ -18,7 +18,9 @@
 //   Runs only in state TB_RUN.
 //
 // Launch shape: one thread per leaf of the capacity (ceil(capacity / TB_THREADS) blocks of
-//   TB_THREADS); threads past L return at once.
+//   TB_THREADS); threads past L return at once. Sized for the capacity, not for L, so a
+//   recorded pass needs no host-known leaf count; each leaf's decision reads only its own
+//   boundaries and its sibling group, so threads are independent.
 //
 // Buffers (direction, length, layout)
 //   leaves  read   capacity + 1  u64 K[0..=L]

@@ -29,7 +29,8 @@
 //     TB_THREADS) blocks of TB_THREADS), so a recorded pass needs no host-known leaf count;
 //     threads past L return at once, and every thread returns at once in the passes after
 //     the run is done, so a fixed pass budget costs little more than the passes used.
-//   tb_finish, tb_begin: one block of one thread (status words only).
+//   tb_finish, tb_begin: one block; only thread 0 works (a few status words written in
+//   order by one thread: no atomics, no races between the words).
 //
 // Buffers (direction, length, layout)
 //   keys     read   n             u64 sorted particle keys (removed ones = key_end, last)

@@ -16,7 +16,8 @@
 //                    (WGSL f64 arithmetic needs SHADER_F64; the host reports f64 binary
 //                    keys on wgpu as unsupported).
 //
-// Launch shape: one invocation per particle, workgroups of THREADS over a 2D dispatch.
+// Launch shape: one invocation per particle, workgroups of THREADS over a 2D dispatch: every
+//   key is independent and the positions are read once, coalesced.
 //
 // Buffers (binding: direction, length, layout)
 //   tb_remove_outside_F: 0 x, 1 y, 2 z (r, n; f32, or f64 as vec2<u32>), 3 bounds (r, 6,

@@ -11,7 +11,8 @@
 //   with the bucket), and the thresholds bucket << (bits * (j - 1)) are 64-bit pairs.
 //
 // Launch shape: one invocation per leaf of the capacity, workgroups of THREADS over a 2D
-//   dispatch; invocations past L return at once.
+//   dispatch; invocations past L return at once (sized for the capacity so that a recorded
+//   pass needs no host-known leaf count).
 //
 // Buffers (binding: direction, length, layout)
 //   0 leaves (r, capacity + 1 vec2<u32>), 1 counts (r, capacity), 2 ops (rw, capacity),

@@ -15,8 +15,10 @@
 //
 // Launch shapes: tb_leaf_counts and tb_scatter one invocation per leaf of the capacity
 //   (workgroups of THREADS over a 2D dispatch, item_index); invocations past L, and all of
-//   them once the run is done, return at once. tb_finish, tb_begin: one workgroup, only
-//   invocation 0 works.
+//   them once the run is done, return at once: sized for the capacity so that a recorded
+//   pass needs no host-known leaf count, and a fixed pass budget costs little once the run
+//   is done. tb_finish, tb_begin: one workgroup, only invocation 0 works (a few status
+//   words, written in order by one invocation: no atomics, no races).
 //
 // Buffers (binding: direction, length, layout)
 //   tb_leaf_counts: 0 keys (r, n vec2<u32>), 1 leaves (r, capacity + 1 vec2<u32>),

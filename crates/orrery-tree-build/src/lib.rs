@@ -10,6 +10,7 @@
 //!   over longest-side binary keys, with one machinery (the key layout carries the bits
 //!   per level).
 //! - Criteria ([`Criterion`]): LeafCount (Cornerstone's bucket size).
+//! - GPUs ([`gpu`]): the same build and update on CUDA and wgpu, bit-identical to the CPU.
 //! - Input ([`input`]): keys of positions in a given or computed box; particles outside
 //!   a given box get the removed key `key_end` and are excluded.
 //!

@@ -113,7 +113,8 @@ pub(crate) fn enqueue_run<E: GpuExecutor>(
     let LeafBuffers { leaves, counts: counts_buf, ops, offsets, .. } = bufs;
     let [first, second] = leaves;
     for slot in 0..shape.max_passes as usize {
-        let (src, dst) = if (parity + slot) % 2 == 0 { (&*first, &mut *second) } else { (&*second, &mut *first) };
+        let (src, dst) =
+            if (parity + slot).is_multiple_of(2) { (&*first, &mut *second) } else { (&*second, &mut *first) };
         counts(exec, shape, keys, src, status, counts_buf)?;
         decide(exec, shape.criterion, src, counts_buf, ops, status, cap, shape.layout)?;
         let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
@@ -121,7 +122,7 @@ pub(crate) fn enqueue_run<E: GpuExecutor>(
         k::tb_scatter(exec, &scatter_config, src, &*ops, &*offsets, dst, &mut *status, cap, bits, levels)?;
         k::tb_finish(exec, &single(), &*offsets, &mut *status, cap, shape.max_passes)?;
     }
-    let last = if (parity + shape.max_passes as usize) % 2 == 0 { &*first } else { &*second };
+    let last = if (parity + shape.max_passes as usize).is_multiple_of(2) { &*first } else { &*second };
     counts(exec, shape, keys, last, status, counts_buf)?;
     k::tb_finish(exec, &single(), &*offsets, status, cap, shape.max_passes)
 }

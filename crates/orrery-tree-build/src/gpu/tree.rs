@@ -74,6 +74,9 @@ pub struct GpuTree<E: GpuExecutor> {
     host: Option<Status>,
     /// Overflows handled (growths of the leaf capacity) since the tree was made.
     growths: usize,
+    /// Runs enqueued by replaying a recording, and recordings made.
+    replays: usize,
+    recorded: usize,
 }
 
 impl<E: GpuExecutor> GpuTree<E> {
@@ -103,6 +106,8 @@ impl<E: GpuExecutor> GpuTree<E> {
             warm: false,
             host: None,
             growths: 0,
+            replays: 0,
+            recorded: 0,
         })
     }
 
@@ -147,6 +152,14 @@ impl<E: GpuExecutor> GpuTree<E> {
     /// How often the leaf capacity had to grow (each growth re-records the passes).
     pub fn growths(&self) -> usize {
         self.growths
+    }
+
+    /// Runs (builds, updates, resumes after a growth) enqueued by replaying a recording,
+    /// and recordings made, since the tree was made: a steady sequence of updates records
+    /// at most twice (one recording per starting leaf buffer) and replays every run after
+    /// the first.
+    pub fn replay_stats(&self) -> (usize, usize) {
+        (self.replays, self.recorded)
     }
 
     /// Leaves of the current tree (0 before the first rebalance).
@@ -454,10 +467,16 @@ impl<E: GpuExecutor> GpuTree<E> {
                         sort_pairs: shape.n as usize,
                         ..Reserve::default()
                     })?;
-                    slot.insert(exec.record(&mut || enqueue_run(exec, shape, parity, keys, bufs, status))?)
+                    let rec = exec.record(&mut || enqueue_run(exec, shape, parity, keys, bufs, status))?;
+                    self.recorded += 1;
+                    slot.insert(rec)
                 }
             };
             match exec.replay(rec) {
+                Ok(()) => {
+                    self.replays += 1;
+                    return Ok(());
+                }
                 // A buffer or scratch region it used was reallocated (e.g. a larger sort
                 // grew the executor's scratch): record again, once.
                 Err(Error::Recording { .. }) if !retried => {

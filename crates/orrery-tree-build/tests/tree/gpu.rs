@@ -103,13 +103,12 @@ fn check_step<E: GpuExecutor, T: TreeReal>(
 ) {
     let options = *gpu.options();
     let sorted = input::sort_particles(p.view(), bbox, gpu.shape()).unwrap();
-    let cpu_run = match cpu {
-        Some(tree) => update(tree, &sorted.keys, &options).unwrap(),
-        None => {
-            let (tree, run) = build(&sorted.keys, sorted.layout, &options).unwrap();
-            *cpu = Some(tree);
-            run
-        }
+    let cpu_run = if let Some(tree) = cpu {
+        update(tree, &sorted.keys, &options).unwrap()
+    } else {
+        let (tree, run) = build(&sorted.keys, sorted.layout, &options).unwrap();
+        *cpu = Some(tree);
+        run
     };
     let gpu_run = p.step(exec, gpu, bbox).unwrap_or_else(|e| panic!("{label}: {e}"));
     assert_same(exec, label, gpu, gpu_run, &sorted, cpu.as_ref().unwrap(), cpu_run);
@@ -226,6 +225,21 @@ pub fn a_capacity_overflow_grows_and_matches_the_cpu<E: GpuExecutor>(exec: &E) {
             check_step(exec, &format!("{label} denser"), &mut tree, &dense, Some(unit_box()), &mut cpu);
             assert!(tree.growths() > grown, "{label}: 20x the particles need more leaves");
             check_step(exec, &format!("{label} back"), &mut tree, &sparse, Some(unit_box()), &mut cpu);
+            // A growth inside a budgeted run keeps the passes already spent.
+            for budget in [1, 2, 3] {
+                let options = leaf_count(4).with_max_passes(budget);
+                let mut tree = GpuTree::new(exec, shape, options).unwrap().with_leaf_capacity(2).with_replay(replay);
+                let mut cpu = None;
+                check_step(exec, &format!("{label} budget {budget}"), &mut tree, &dense, Some(unit_box()), &mut cpu);
+                check_step(
+                    exec,
+                    &format!("{label} budget {budget} again"),
+                    &mut tree,
+                    &dense,
+                    Some(unit_box()),
+                    &mut cpu,
+                );
+            }
         }
     }
 }
@@ -248,6 +262,12 @@ pub fn replay_equals_direct_execution<E: GpuExecutor>(exec: &E) {
             for v in cloud.x.iter_mut().chain(cloud.y.iter_mut()).chain(cloud.z.iter_mut()) {
                 *v = v.clamp(-1.0, 1.0);
             }
+        }
+        assert_eq!(direct.replay_stats(), (0, 0), "{shape:?}: direct runs never record");
+        if exec.limits().replay {
+            let (replays, recorded) = replayed.replay_stats();
+            assert_eq!(replays, 4, "{shape:?}: every run after the first replays");
+            assert!((1..=2).contains(&recorded), "{shape:?}: one recording per starting buffer, got {recorded}");
         }
     }
 }
