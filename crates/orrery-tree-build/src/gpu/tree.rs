@@ -465,6 +465,7 @@ impl<E: GpuExecutor> GpuTree<E> {
                     exec.reserve(&Reserve {
                         scan: shape.capacity as usize,
                         sort_pairs: shape.n as usize,
+                        reduce: shape.n as usize,
                         ..Reserve::default()
                     })?;
                     let rec = exec.record(&mut || enqueue_run(exec, shape, parity, keys, bufs, status))?;

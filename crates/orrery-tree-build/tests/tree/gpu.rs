@@ -291,6 +291,44 @@ pub fn removed_particles_match_the_cpu<E: GpuExecutor>(exec: &E) {
     }
 }
 
+/// Positions passed as views at unaligned offsets (the WGSL kernels get element offsets).
+pub fn position_views_at_offsets_match_the_cpu<E: GpuExecutor>(exec: &E) {
+    use orrery_core::Slice;
+    let small = Aabb::new(Vec3::new(-0.9f32, -0.5, -0.8), Vec3::new(0.7, 0.9, 0.3)).unwrap();
+    let cloud = common::gaussian(10_000, 23);
+    let n = cloud.x.len();
+    let p = Positions::<E, f32>::new(exec, &cloud);
+    let padded = |v: &[f32], pad: usize| {
+        let mut out = vec![7.0f32; pad];
+        out.extend_from_slice(v);
+        out.push(-3.0);
+        exec.upload(&out).unwrap()
+    };
+    let (px, py, pz) = (padded(&p.x, 1), padded(&p.y, 3), padded(&p.z, 70));
+    for shape in SHAPES {
+        for bbox in [Some(small), None] {
+            let sorted = input::sort_particles(p.view(), bbox, shape).unwrap();
+            let (cpu, cpu_run) = build(&sorted.keys, sorted.layout, gpu_options()).unwrap();
+            let mut tree = GpuTree::new(exec, shape, *gpu_options()).unwrap();
+            let run = tree
+                .step(
+                    exec,
+                    px.slice(1..n + 1).unwrap(),
+                    py.slice(3..n + 3).unwrap(),
+                    pz.slice(70..n + 70).unwrap(),
+                    bbox,
+                )
+                .unwrap();
+            assert_same(exec, &format!("{shape:?} views {}", bbox.is_some()), &tree, run, &sorted, &cpu, cpu_run);
+        }
+    }
+}
+
+fn gpu_options() -> &'static Rebalance {
+    static OPTIONS: Rebalance = Rebalance::new(Criterion::leaf_count(16));
+    &OPTIONS
+}
+
 /// The kernels one at a time: counts and LeafCount operations of every pass of a CPU
 /// build equal the CPU's, and the Cornerstone golden example through the GPU decide.
 pub fn single_kernels_match_the_cpu<E: GpuExecutor>(exec: &E) {
@@ -395,7 +433,8 @@ macro_rules! gpu_tests {
             builds_match_the_cpu, a_large_build_matches_the_cpu, the_bounding_box_is_the_cpus,
             updates_match_the_cpu_step_by_step, an_unchanged_tree_updates_in_one_pass,
             the_pass_budget_reports_no_convergence, a_capacity_overflow_grows_and_matches_the_cpu,
-            replay_equals_direct_execution, removed_particles_match_the_cpu, single_kernels_match_the_cpu,
+            replay_equals_direct_execution, removed_particles_match_the_cpu, position_views_at_offsets_match_the_cpu,
+            single_kernels_match_the_cpu,
             bad_input_gets_typed_errors, f64_positions_match_the_cpu_or_are_unsupported);
     };
     (@each $exec:ident, $($case:ident),+) => {
