@@ -36,6 +36,12 @@
 //! first run is enqueued directly (it compiles and loads every kernel, which must not
 //! happen inside a capture).
 //!
+//! What is not recorded, and why: the keys phase (its scalars, the box's minimum and
+//! scale, change with the box every step, and without a box it reads the bounding box
+//! back to compute them on the host exactly as the CPU does), the sort phase (one call of
+//! the executor's sort, nothing to gain), and `tb_begin` (above). They are enqueued
+//! directly, in stream order before the replay.
+//!
 //! # Status block
 //! See `status.rs`: leaf count, scan count, changed, state, passes, converged, overflow,
 //! needed leaves, current buffer, active particles.

@@ -42,6 +42,9 @@ struct Recordings<E: Executor> {
 /// leaf capacity had to grow); its passes are recorded once ([`Executor::record`]) and
 /// replayed on every later call with the same leaf capacity and particle count.
 ///
+/// Every call takes the executor that made the tree (its buffers and recordings belong
+/// to it).
+///
 /// ```no_run
 /// # fn demo<E: orrery_core::GpuExecutor>(exec: &E, x: &E::Buffer<f32>, y: &E::Buffer<f32>, z: &E::Buffer<f32>) -> orrery_core::Result<()> {
 /// use orrery_core::sfc::Curve;

@@ -324,6 +324,23 @@ pub fn position_views_at_offsets_match_the_cpu<E: GpuExecutor>(exec: &E) {
     }
 }
 
+/// A needle-shaped box: binary keys give the long axis more than 32 coordinate bits (the
+/// WGSL kernel's two-word quantisation), and the octree keys of the same box.
+pub fn a_needle_box_matches_the_cpu<E: GpuExecutor>(exec: &E) {
+    let mut cloud = common::uniform(20_000, 31);
+    for (y, z) in cloud.y.iter_mut().zip(cloud.z.iter_mut()) {
+        *y *= 1e-7;
+        *z *= 3e-7;
+    }
+    let p = Positions::<E, f32>::new(exec, &cloud);
+    let layout = orrery_core::sfc::BinaryLayout::<f32, u64>::full_depth(p.view().bounding_box().unwrap());
+    assert!(layout.bits_per_axis()[0] > 32, "{:?}", layout.bits_per_axis());
+    for shape in SHAPES {
+        let mut tree = GpuTree::new(exec, shape, *gpu_options()).unwrap();
+        check_step(exec, &format!("needle {shape:?}"), &mut tree, &p, None, &mut None);
+    }
+}
+
 fn gpu_options() -> &'static Rebalance {
     static OPTIONS: Rebalance = Rebalance::new(Criterion::leaf_count(16));
     &OPTIONS
@@ -433,7 +450,7 @@ macro_rules! gpu_tests {
             builds_match_the_cpu, a_large_build_matches_the_cpu, the_bounding_box_is_the_cpus,
             updates_match_the_cpu_step_by_step, an_unchanged_tree_updates_in_one_pass,
             the_pass_budget_reports_no_convergence, a_capacity_overflow_grows_and_matches_the_cpu,
-            replay_equals_direct_execution, removed_particles_match_the_cpu, position_views_at_offsets_match_the_cpu,
+            replay_equals_direct_execution, removed_particles_match_the_cpu, position_views_at_offsets_match_the_cpu, a_needle_box_matches_the_cpu,
             single_kernels_match_the_cpu,
             bad_input_gets_typed_errors, f64_positions_match_the_cpu_or_are_unsupported);
     };
