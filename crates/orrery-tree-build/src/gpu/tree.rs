@@ -43,7 +43,10 @@ struct Recordings<E: Executor> {
 /// replayed on every later call with the same leaf capacity and particle count.
 ///
 /// Every call takes the executor that made the tree (its buffers and recordings belong
-/// to it).
+/// to it). A rebalance may record on the executor's stream: while it runs, give the
+/// executor to no other thread (a CUDA stream capture would take in the launches other
+/// threads enqueue, and the wgpu executor refuses a second recording with
+/// [`Error::Recording`]).
 ///
 /// ```no_run
 /// # fn demo<E: orrery_core::GpuExecutor>(exec: &E, x: &E::Buffer<f32>, y: &E::Buffer<f32>, z: &E::Buffer<f32>) -> orrery_core::Result<()> {

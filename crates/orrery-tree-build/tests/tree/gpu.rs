@@ -455,10 +455,19 @@ macro_rules! gpu_tests {
             bad_input_gets_typed_errors, f64_positions_match_the_cpu_or_are_unsupported);
     };
     (@each $exec:ident, $($case:ident),+) => {
+        /// One case at a time on the shared executor: a rebalance records on the
+        /// executor's stream, and a capture sees (CUDA) or refuses (wgpu) what other threads
+        /// enqueue meanwhile.
+        fn serial() -> std::sync::MutexGuard<'static, ()> {
+            static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+
         $(
             #[test]
             fn $case() {
                 if let Some(e) = $exec() {
+                    let _one_at_a_time = serial();
                     super::$case(e);
                 }
             }
