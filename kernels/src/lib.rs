@@ -15,6 +15,7 @@
 //!   `.cu` file is also exported as the translation unit NVRTC compiles
 //!   ([`core::unit`]).
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
+//! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -180,6 +181,51 @@ pub mod balltree {
     }
 }
 
+pub mod tree {
+    //! `kernels/tree`: the GPU Cornerstone tree build of `orrery-tree-build`, one module
+    //! per concern (the WGSL twins are in `orrery_shaders::tree`).
+
+    files! { "tree";
+        /// Shared prelude: integer types, the status block's layout, the halving search,
+        /// leaf levels.
+        COMMON_CUH = "common.cuh";
+        /// Particle keys: removal of particles outside the box, binary keys.
+        KEYS = "keys.cu";
+        /// The criterion-independent pass steps: counts, scatter, begin, finish.
+        PASSES = "passes.cu";
+        /// The LeafCount decide.
+        LEAF_COUNT = "leaf_count.cu";
+    }
+
+    /// The translation units: `common.cuh`, then the file, after a `#line` directive.
+    pub mod unit {
+        macro_rules! tree_unit {
+            ($(#[doc = $doc:literal])+ $id:ident = $file:literal) => {
+                $(#[doc = $doc])+
+                pub const $id: &str = concat!(
+                    include_str!("../tree/common.cuh"),
+                    "\n#line 1 \"kernels/tree/",
+                    $file,
+                    "\"\n",
+                    include_str!(concat!("../tree/", $file))
+                );
+            };
+        }
+        tree_unit!(
+            /// `common.cuh`, `keys.cu`.
+            KEYS = "keys.cu"
+        );
+        tree_unit!(
+            /// `common.cuh`, `passes.cu`.
+            PASSES = "passes.cu"
+        );
+        tree_unit!(
+            /// `common.cuh`, `leaf_count.cu`.
+            LEAF_COUNT = "leaf_count.cu"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -200,7 +246,9 @@ mod tests {
     #[test]
     fn every_file_is_listed() {
         let core: Vec<(&str, &str)> = super::core::FILES.iter().chain(super::core::keyed::FILES).copied().collect();
-        for (folder, files) in [("core", core.as_slice()), ("balltree", super::balltree::FILES)] {
+        for (folder, files) in
+            [("core", core.as_slice()), ("balltree", super::balltree::FILES), ("tree", super::tree::FILES)]
+        {
             let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
             assert_eq!(listed, on_disk(folder), "kernels/{folder}");
             for &(path, text) in files {

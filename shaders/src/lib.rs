@@ -13,6 +13,7 @@
 //! - [`core`]: the primitives of `orrery-backend-wgpu` and the `//#include` snippets
 //!   (`core/common`, `core/wg_scan`) kernels of any crate may use.
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
+//! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -97,6 +98,35 @@ pub mod balltree {
     }
 }
 
+pub mod tree {
+    //! `shaders/tree`: the GPU Cornerstone tree build of `orrery-tree-build`, one module
+    //! per concern (the CUDA twins are in `orrery_kernels::tree`).
+
+    files! { "tree";
+        /// Shared prelude: 64-bit keys as `vec2<u32>`, the status block's layout, leaf
+        /// levels.
+        COMMON = "common.wgsl";
+        /// Particle keys: removal of particles outside the box, binary keys.
+        KEYS = "keys.wgsl";
+        /// The criterion-independent pass steps: counts, scatter, begin, finish.
+        PASSES = "passes.wgsl";
+        /// The LeafCount decide.
+        LEAF_COUNT = "leaf_count.wgsl";
+    }
+
+    /// The module texts: `common.wgsl`, then the file.
+    pub mod unit {
+        /// `common.wgsl`, `keys.wgsl`.
+        pub const KEYS: &str = concat!(include_str!("../tree/common.wgsl"), "\n", include_str!("../tree/keys.wgsl"));
+        /// `common.wgsl`, `passes.wgsl`.
+        pub const PASSES: &str =
+            concat!(include_str!("../tree/common.wgsl"), "\n", include_str!("../tree/passes.wgsl"));
+        /// `common.wgsl`, `leaf_count.wgsl`.
+        pub const LEAF_COUNT: &str =
+            concat!(include_str!("../tree/common.wgsl"), "\n", include_str!("../tree/leaf_count.wgsl"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -106,7 +136,9 @@ mod tests {
     /// it is on disk.
     #[test]
     fn every_file_is_listed() {
-        for (folder, files) in [("core", super::core::FILES), ("balltree", super::balltree::FILES)] {
+        for (folder, files) in
+            [("core", super::core::FILES), ("balltree", super::balltree::FILES), ("tree", super::tree::FILES)]
+        {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
             let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
                 .unwrap()

@@ -2,6 +2,7 @@
 
 mod common;
 mod golden;
+mod gpu;
 mod invariants;
 mod nfcount;
 mod view;
