@@ -98,7 +98,7 @@ fn run_gpu<E: orrery_core::GpuExecutor>(suite: Suite, exec: &E, cfg: &Config) ->
         Suite::Keys => suites::keys::run(exec, cfg),
         Suite::Primitives => suites::primitives::run(exec, cfg),
         Suite::Balltree => suites::balltree::run_gpu(exec, cfg),
-        Suite::Tree => Ok(Vec::new()),
+        Suite::Tree => suites::tree::run_gpu(exec, cfg),
     }
 }
 

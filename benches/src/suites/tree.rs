@@ -201,21 +201,20 @@ fn steady(
         time(cfg, &mut tree.clone(), |t| *t = tree.clone(), |t| update(t, &moved_sorted, &options).map(|_| ()))?;
     // The TreeView of the updated tree (leaf starts are the prefix sum of its counts).
     let starts = leaf_starts_of(&after);
-    let step_view = time(cfg, &mut (), |()| {}, |()| {
-        TreeView::from_leaves(after.leaves(), &starts, Geometry::new(v.shape, bbox), None).map(|view| {
-            std::hint::black_box(view);
-        })
-    })?;
+    let step_view = time(
+        cfg,
+        &mut (),
+        |()| {},
+        |()| {
+            TreeView::from_leaves(after.leaves(), &starts, Geometry::new(v.shape, bbox), None).map(|view| {
+                std::hint::black_box(view);
+            })
+        },
+    )?;
     let total = step_keys.median_ms + step_sort.median_ms + step_update.median_ms + step_view.median_ms;
     out.push(record(executor, format!("{label} step keys"), n, step_keys, String::new()));
     out.push(record(executor, format!("{label} step sort"), n, step_sort, String::new()));
-    out.push(record(
-        executor,
-        format!("{label} step update"),
-        n,
-        step_update,
-        tree_info(&after, step_run.passes),
-    ));
+    out.push(record(executor, format!("{label} step update"), n, step_update, tree_info(&after, step_run.passes)));
     out.push(record(
         executor,
         format!("{label} step view"),
@@ -307,4 +306,237 @@ fn write_peer_pair(dir: &Path, name: &str, points: &[Vec<f64>; 3], bbox: Aabb<f6
         bytes.extend_from_slice(&k.to_le_bytes());
     }
     std::fs::write(dir.join(format!("{name}-leaves.bin")), bytes).map_err(io)
+}
+
+/// Runs the suite on a GPU executor: the same sets and variants as the CPU, f64
+/// positions where the device does f64 arithmetic (and the kernels exist: binary keys of
+/// f64 positions need CUDA), else f32. With f64 the leaf arrays are compared with the
+/// CPU build's, and the records say whether they are equal.
+///
+/// # Errors
+/// Build and device failures.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub fn run_gpu<E: orrery_core::GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
+    let sizes: Vec<(usize, &[TreeSet])> = if cfg.quick {
+        vec![(200_000, &TreeSet::ALL)]
+    } else {
+        vec![(2_000_000, &TreeSet::ALL), (25_600_000, &[TreeSet::Uniform, TreeSet::Plummer])]
+    };
+    let wgsl = exec.kind() == orrery_core::ExecutorKind::Wgpu;
+    let mut records = Vec::new();
+    for (n, sets) in sizes {
+        for &set in sets {
+            let points = set.generate(n, 42);
+            let mut variants =
+                vec![Variant { shape: Shape::Octree(Curve::Hilbert), criterion: Criterion::leaf_count(BUCKET) }];
+            if set == TreeSet::Uniform {
+                variants
+                    .push(Variant { shape: Shape::Octree(Curve::Morton), criterion: Criterion::leaf_count(BUCKET) });
+            }
+            variants.push(Variant { shape: Shape::Binary, criterion: Criterion::leaf_count(BUCKET) });
+            for v in variants {
+                let label = format!("{} {} {}", set.name(), millions(n), v.label());
+                let f64_ok = exec.limits().f64 && !(wgsl && v.shape == Shape::Binary);
+                let recs = if f64_ok {
+                    gpu::variant::<E, f64>(exec, cfg, &label, &points, set, v)?
+                } else {
+                    gpu::variant::<E, f32>(exec, cfg, &label, &points, set, v)?
+                };
+                records.extend(recs);
+            }
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+mod gpu {
+    use orrery_core::{Aabb, DType, GpuExecutor, Real, Result};
+    use orrery_tree_build::gpu::{GpuTree, TreeReal};
+    use orrery_tree_build::{Rebalance, build, input};
+
+    use super::{EXPANSION_STEPS, Variant, record, time_device};
+    use crate::data::{TreeSet, jitter};
+    use crate::report::Record;
+    use crate::stats::{Stats, measure_with_setup};
+    use crate::suites::Config;
+
+    fn upload<E: GpuExecutor, T: Real>(exec: &E, points: &[Vec<f64>; 3]) -> Result<[E::Buffer<T>; 3]> {
+        let conv = |a: &Vec<f64>| a.iter().map(|&v| <T as Real>::from_f64(v)).collect::<Vec<T>>();
+        Ok([exec.upload(&conv(&points[0]))?, exec.upload(&conv(&points[1]))?, exec.upload(&conv(&points[2]))?])
+    }
+
+    /// One variant on the device: keys, sort, from scratch, an update of the unchanged
+    /// tree (Cornerstone's "update (1 call)"), and one incremental step per phase and
+    /// whole; the expanding set as 100 steps.
+    pub(super) fn variant<E: GpuExecutor, T: TreeReal>(
+        exec: &E,
+        cfg: &Config,
+        label: &str,
+        points: &[Vec<f64>; 3],
+        set: TreeSet,
+        v: Variant,
+    ) -> Result<Vec<Record>> {
+        let n = points[0].len();
+        let name = format!("{} {}", exec.name(), if T::DTYPE == DType::F64 { "f64" } else { "f32" });
+        let bbox = Some(Aabb::cube(<T as Real>::from_f64(-1.0), <T as Real>::from_f64(1.0))?);
+        let options = Rebalance::new(v.criterion);
+        let mut tree = GpuTree::new(exec, v.shape, options)?;
+        let [x, y, z] = upload::<E, T>(exec, points)?;
+        let mut out = Vec::new();
+        if set == TreeSet::Expanding {
+            return expanding::<E, T>(exec, cfg, label, &name, points, v, &mut tree);
+        }
+
+        let keys = measure_with_setup(
+            exec,
+            cfg.warmup,
+            cfg.repeats,
+            &mut tree,
+            |_| Ok(()),
+            |t| t.compute_keys(exec, &x, &y, &z, bbox).map(drop),
+        )?;
+        out.push(record(&name, format!("{label} keys"), n, keys, String::new()));
+        let sort = measure_with_setup(
+            exec,
+            cfg.warmup,
+            cfg.repeats,
+            &mut tree,
+            |t| t.compute_keys(exec, &x, &y, &z, bbox).map(drop),
+            |t| t.sort(exec),
+        )?;
+        out.push(record(&name, format!("{label} sort"), n, sort, String::new()));
+        let scratch =
+            measure_with_setup(exec, cfg.warmup, cfg.repeats, &mut tree, |_| Ok(()), |t| t.rebuild(exec).map(drop))?;
+        let run = tree.rebuild(exec)?;
+        let mut info = format!("{} leaves, {} passes", tree.num_leaves(), run.passes);
+        if T::DTYPE == DType::F64 {
+            // The same f64 positions on the CPU: the leaf arrays must be equal.
+            let view = orrery_core::PositionsView::new(&points[0], &points[1], &points[2])?;
+            let sorted = input::sort_particles(view, Some(Aabb::cube(-1.0f64, 1.0)?), v.shape)?;
+            let (cpu, _) = build(&sorted.keys, sorted.layout, &options)?;
+            let equal = tree.leaves(exec)? == *cpu.leaves();
+            info.push_str(if equal { "; leaves = CPU" } else { "; LEAVES DIFFER FROM CPU" });
+        }
+        out.push(record(&name, format!("{label} scratch"), n, scratch, info));
+        let unchanged =
+            measure_with_setup(exec, cfg.warmup, cfg.repeats, &mut tree, |_| Ok(()), |t| t.rebalance(exec).map(drop))?;
+        out.push(record(&name, format!("{label} update unchanged"), n, unchanged, "1 pass".into()));
+
+        // One incremental step after noise of 1e-3 of the edge, from the converged tree.
+        let mut moved = points.clone();
+        jitter(&mut moved, 2e-3, 7);
+        let [mx, my, mz] = upload::<E, T>(exec, &moved)?;
+        let restore = |t: &mut GpuTree<E>| -> Result<()> {
+            t.compute_keys(exec, &x, &y, &z, bbox)?;
+            t.sort(exec)?;
+            t.rebuild(exec).map(drop)
+        };
+        let step_keys = measure_with_setup(
+            exec,
+            cfg.warmup,
+            cfg.repeats,
+            &mut tree,
+            |_| Ok(()),
+            |t| t.compute_keys(exec, &mx, &my, &mz, bbox).map(drop),
+        )?;
+        let step_sort = measure_with_setup(
+            exec,
+            cfg.warmup,
+            cfg.repeats,
+            &mut tree,
+            |t| t.compute_keys(exec, &mx, &my, &mz, bbox).map(drop),
+            |t| t.sort(exec),
+        )?;
+        let step_update = measure_with_setup(
+            exec,
+            cfg.warmup,
+            cfg.repeats,
+            &mut tree,
+            |t| {
+                restore(t)?;
+                t.compute_keys(exec, &mx, &my, &mz, bbox)?;
+                t.sort(exec)
+            },
+            |t| t.rebalance(exec).map(drop),
+        )?;
+        let whole = measure_with_setup(exec, cfg.warmup, cfg.repeats, &mut tree, restore, |t| {
+            t.step(exec, &mx, &my, &mz, bbox).map(drop)
+        })?;
+        restore(&mut tree)?;
+        tree.compute_keys(exec, &mx, &my, &mz, bbox)?;
+        tree.sort(exec)?;
+        let step_run = tree.rebalance(exec)?;
+        let (replays, recorded) = tree.replay_stats();
+        out.push(record(&name, format!("{label} step keys"), n, step_keys, String::new()));
+        out.push(record(&name, format!("{label} step sort"), n, step_sort, String::new()));
+        out.push(record(
+            &name,
+            format!("{label} step update"),
+            n,
+            step_update,
+            format!(
+                "{} leaves, {} passes; replays {replays}, recordings {recorded}",
+                tree.num_leaves(),
+                step_run.passes
+            ),
+        ));
+        let ratio = whole.median_ms / (step_keys.median_ms + step_sort.median_ms);
+        out.push(record(&name, format!("{label} step whole"), n, whole, format!("{ratio:.2}x keys + sort")));
+        Ok(out)
+    }
+
+    /// The expanding sphere on the device: per step an upload (untimed), keys, sort and the
+    /// update from the previous step's tree.
+    fn expanding<E: GpuExecutor, T: TreeReal>(
+        exec: &E,
+        cfg: &Config,
+        label: &str,
+        name: &str,
+        points: &[Vec<f64>; 3],
+        v: Variant,
+        tree: &mut GpuTree<E>,
+    ) -> Result<Vec<Record>> {
+        let _ = v;
+        let n = points[0].len();
+        let bbox = Some(Aabb::cube(<T as Real>::from_f64(-1.0), <T as Real>::from_f64(1.0))?);
+        let steps = if cfg.quick { 10 } else { EXPANSION_STEPS };
+        let (mut t_keys, mut t_sort, mut t_update) = (Vec::new(), Vec::new(), Vec::new());
+        let mut passes = Vec::new();
+        for step in 0..=steps {
+            let f = 1.0 + 0.08 * step as f64;
+            let scaled: [Vec<f64>; 3] = [0, 1, 2].map(|a| points[a].iter().map(|&x| x * f).collect());
+            let [x, y, z] = upload::<E, T>(exec, &scaled)?;
+            let keys = time_device(exec, || tree.compute_keys(exec, &x, &y, &z, bbox).map(drop))?;
+            let sort = time_device(exec, || tree.sort(exec))?;
+            let mut run = None;
+            let update = time_device(exec, || {
+                run = Some(tree.rebalance(exec)?);
+                Ok(())
+            })?;
+            if step > 0 {
+                t_keys.push(keys);
+                t_sort.push(sort);
+                t_update.push(update);
+                passes.push(run.map_or(0, |r| r.passes));
+            }
+        }
+        passes.sort_unstable();
+        let median = passes[passes.len() / 2];
+        let info = format!("final {} leaves; median passes {median}", tree.num_leaves());
+        Ok(vec![
+            record(name, format!("{label} step keys"), n, Stats::from_samples(&mut t_keys), String::new()),
+            record(name, format!("{label} step sort"), n, Stats::from_samples(&mut t_sort), String::new()),
+            record(name, format!("{label} step update"), n, Stats::from_samples(&mut t_update), info),
+        ])
+    }
+}
+
+/// One device-timed call (executor marks around it).
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn time_device<E: orrery_core::Executor>(exec: &E, f: impl FnOnce() -> Result<()>) -> Result<Duration> {
+    let start = exec.mark()?;
+    f()?;
+    let end = exec.mark()?;
+    exec.elapsed(&start, &end)
 }
