@@ -74,7 +74,8 @@ const GPU_CRATES: &[&str] = &["orrery-backend-cuda", "orrery-backend-wgpu"];
 /// `balltree` is orrery-balltree's one integration-test binary: its `gpu_cuda`,
 /// `gpu_wgpu` and `gpu_bench` modules need a GPU, the rest run where the bundle is built
 /// (and [`RUN_SCRIPT`] runs only the GPU modules of it unless given a filter).
-const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree"];
+/// `tree` is orrery-tree-build's: its `gpu`, `gpu_view` and `gpu_nf` modules need a GPU.
+const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree", "tree"];
 
 /// Which test targets go into the bundle.
 #[derive(Debug, Clone)]
@@ -521,7 +522,8 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #      passes more arguments.
 # balltree-*, orrery-balltree's one test binary, also holds CPU-only modules (they ran
 # where the bundle was built): without a test-filter only its gpu_cuda:: and gpu_wgpu::
-# modules run here (gpu_bench:: is ignored tests: run it by name).
+# modules run here (gpu_bench:: is ignored tests: run it by name); likewise tree-*,
+# orrery-tree-build's, runs only its modules named gpu* (gpu::, gpu_view::, gpu_nf::).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -538,7 +540,10 @@ for t in "$here"/bin/*; do
   name=$(basename "$t")
   case "$name" in orrery-bench|orrery) continue;; esac
   args=$filter
-  case "$name" in balltree-*) [ -n "$filter" ] || args="gpu_cuda:: gpu_wgpu::";; esac
+  case "$name" in
+    balltree-*) [ -n "$filter" ] || args="gpu_cuda:: gpu_wgpu::";;
+    tree-*) [ -n "$filter" ] || args="gpu";;
+  esac
   "$t" --test-threads=4 $args > "$out/test-$name.log" 2>&1
   rc=$?
   echo "$name rc=$rc $(grep -E '^test result' "$out/test-$name.log" | tail -1)" | tee -a "$summary"
@@ -585,6 +590,7 @@ mod tests {
             ("orrery-backend-wgpu", "orrery_backend_wgpu"),
             ("orrery-backend-wgpu", "wgpu"),
             ("orrery-balltree", "balltree"),
+            ("orrery-tree-build", "tree"),
         ] {
             assert!(gpu.keeps(krate, target), "{krate} {target} must be bundled");
         }
