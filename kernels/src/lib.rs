@@ -15,6 +15,7 @@
 //!   `.cu` file is also exported as the translation unit NVRTC compiles
 //!   ([`core::unit`]).
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
+//! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -180,6 +181,17 @@ pub mod balltree {
     }
 }
 
+pub mod tree_view {
+    //! `kernels/tree` (the TreeView's files): the GPU TreeView of `orrery-tree-build`
+    //! (the WGSL twin is `orrery_shaders::tree_view`). `view.cu` is self-contained: it is
+    //! the translation unit NVRTC compiles.
+
+    files! { "tree";
+        /// The TreeView construction: per boundary, per node, per level, per particle.
+        VIEW = "view.cu";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -207,6 +219,17 @@ mod tests {
                 let disk = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
                 assert_eq!(text, disk, "{path}");
             }
+        }
+    }
+
+    /// The TreeView's files of `kernels/tree` are on disk as embedded (the folder is
+    /// shared with the tree build's passes, so this checks a subset).
+    #[test]
+    fn tree_view_files_are_on_disk() {
+        for &(path, text) in super::tree_view::FILES {
+            assert!(on_disk("tree").contains(path), "{path}");
+            let disk = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+            assert_eq!(text, disk, "{path}");
         }
     }
 

@@ -13,6 +13,7 @@
 //! - [`core`]: the primitives of `orrery-backend-wgpu` and the `//#include` snippets
 //!   (`core/common`, `core/wg_scan`) kernels of any crate may use.
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
+//! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -97,6 +98,17 @@ pub mod balltree {
     }
 }
 
+pub mod tree_view {
+    //! `shaders/tree` (the TreeView's files): the GPU TreeView of `orrery-tree-build`
+    //! (u64 as `vec2<u32>`, boxes in f32 only; the CUDA twin is `orrery_kernels::tree_view`).
+    //! `view.wgsl` `//#include`s `core/common`.
+
+    files! { "tree";
+        /// The TreeView construction: per boundary, per node, per level, per particle.
+        VIEW = "view.wgsl";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -120,6 +132,16 @@ mod tests {
                 let disk = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
                 assert_eq!(*text, disk, "{path}");
             }
+        }
+    }
+
+    /// The TreeView's files of `shaders/tree` are on disk as embedded (the folder is shared
+    /// with the tree build's passes, so this checks a subset).
+    #[test]
+    fn tree_view_files_are_on_disk() {
+        for (path, text) in super::tree_view::FILES {
+            let disk = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+            assert_eq!(*text, disk, "{path}");
         }
     }
 }

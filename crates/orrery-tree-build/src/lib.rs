@@ -34,6 +34,7 @@
 
 pub mod build;
 pub mod counts;
+pub mod gpu_view;
 pub mod input;
 pub mod leaves;
 pub mod rebalance;

@@ -2,5 +2,6 @@
 
 mod common;
 mod golden;
+mod gpu_view;
 mod invariants;
 mod view;
