@@ -1,6 +1,6 @@
 //! The builder: buffers with headroom, the geometry tables, and the order of the passes.
 
-use orrery_core::executor::{DeviceCount, Reserve, ViewOf, ViewMutOf, check_count, check_range, grown_capacity};
+use orrery_core::executor::{DeviceCount, Reserve, ViewMutOf, ViewOf, check_count, check_range, grown_capacity};
 use orrery_core::gpu::{GpuExecutor, KernelSignature, LaunchConfig, Param, ParamKind, ScalarType};
 use orrery_core::sfc::hilbert::DECODE_3D;
 use orrery_core::{Error, Executor, Real, Result, Slice, Storage, View, ViewMut};
@@ -220,18 +220,19 @@ impl Bounds {
     }
 }
 
-/// Grows `slot` to `len` elements: allocated with 25% headroom, resized (no allocation
-/// while the capacity suffices) when the length changes.
-fn ensure<E: Executor, T: Storage>(exec: &E, slot: &mut Option<E::Buffer<T>>, len: usize) -> Result<()> {
+/// A buffer of `len` elements with 25% headroom.
+fn alloc<E: Executor, T: Storage>(exec: &E, len: usize) -> Result<E::Buffer<T>> {
+    let mut buf = exec.alloc::<T>(grown_capacity(len).max(len))?;
+    exec.resize(&mut buf, len)?;
+    Ok(buf)
+}
+
+/// Sets the length of `buf` to `len` when it differs (reallocating, with headroom, only
+/// past the capacity).
+fn fit<E: Executor, T: Storage>(exec: &E, buf: &mut E::Buffer<T>, len: usize) -> Result<()> {
     use orrery_core::DeviceBuffer as _;
-    match slot {
-        None => {
-            let mut buf = exec.alloc::<T>(grown_capacity(len).max(len))?;
-            exec.resize(&mut buf, len)?;
-            *slot = Some(buf);
-        }
-        Some(buf) if buf.len() != len => exec.resize(buf, len)?,
-        Some(_) => {}
+    if buf.len() != len {
+        exec.resize(buf, len)?;
     }
     Ok(())
 }
@@ -241,29 +242,25 @@ macro_rules! device_arrays {
         /// Every array of a view in device memory, each a buffer whose first entries (per
         /// the counts of [`super::ViewStatus`]) are the view's; the rest is capacity.
         pub struct DeviceTreeView<E: GpuExecutor, T: GpuViewReal> {
-            $( $name: Option<E::Buffer<$ty>>, )+
-            pub(crate) geometry: Option<Geometry<T>>,
+            $( $name: E::Buffer<$ty>, )+
+            pub(crate) geometry: Geometry<T>,
             pub(crate) has_nf: bool,
-            pub(crate) bounds: Bounds,
         }
 
         impl<E: GpuExecutor, T: GpuViewReal> DeviceTreeView<E, T> {
-            fn empty() -> Self {
-                Self { $( $name: None, )+ geometry: None, has_nf: false, bounds: Bounds::default() }
+            fn alloc(exec: &E, b: &Bounds, geometry: Geometry<T>) -> Result<Self> {
+                Ok(Self { $( $name: alloc(exec, device_arrays!(@len $name, b))?, )+ geometry, has_nf: false })
             }
 
-            fn grow(&mut self, exec: &E, b: &Bounds) -> Result<()> {
-                $( ensure(exec, &mut self.$name, device_arrays!(@len $name, b))?; )+
+            fn fit(&mut self, exec: &E, b: &Bounds) -> Result<()> {
+                $( fit(exec, &mut self.$name, device_arrays!(@len $name, b))?; )+
                 Ok(())
             }
 
             $(
                 $(#[doc = $doc])+
-                ///
-                /// # Panics
-                /// Never after a build (the buffers exist from the first one on).
                 pub fn $name(&self) -> &E::Buffer<$ty> {
-                    self.$name.as_ref().expect("allocated by the first build")
+                    &self.$name
                 }
             )+
         }
@@ -329,34 +326,50 @@ device_arrays! {
 }
 
 /// Scratch of a build: not part of the view.
-struct Scratch<E: GpuExecutor> {
-    count: Option<E::Buffer<u32>>,
-    flags: Option<E::Buffer<u32>>,
-    internal: Option<E::Buffer<u64>>,
-    compacted: Option<E::Buffer<u64>>,
-    internal_count: Option<E::Buffer<u32>>,
-    values: Option<E::Buffer<u32>>,
-    table: Option<E::Buffer<u32>>,
-    side_log2: Option<E::Buffer<u32>>,
+struct Scratch<E: GpuExecutor, T: Real> {
+    count: E::Buffer<u32>,
+    flags: E::Buffer<u32>,
+    internal: E::Buffer<u64>,
+    compacted: E::Buffer<u64>,
+    internal_count: E::Buffer<u32>,
+    values: E::Buffer<u32>,
+    table: E::Buffer<u32>,
+    side_log2: E::Buffer<u32>,
+    /// The geometry whose tables `table` and `side_log2` hold.
+    geometry: Geometry<T>,
 }
 
-impl<E: GpuExecutor> Scratch<E> {
-    fn grow(&mut self, exec: &E, b: &Bounds) -> Result<()> {
-        ensure(exec, &mut self.count, 1)?;
-        ensure(exec, &mut self.flags, b.boundaries)?;
-        ensure(exec, &mut self.internal, b.boundaries)?;
-        ensure(exec, &mut self.compacted, b.boundaries)?;
-        ensure(exec, &mut self.internal_count, 1)?;
-        ensure(exec, &mut self.values, b.nodes)
+impl<E: GpuExecutor, T: Real> Scratch<E, T> {
+    fn alloc(exec: &E, b: &Bounds, geometry: &Geometry<T>) -> Result<Self> {
+        let t = tables(geometry);
+        Ok(Self {
+            count: alloc(exec, 1)?,
+            flags: alloc(exec, b.boundaries)?,
+            internal: alloc(exec, b.boundaries)?,
+            compacted: alloc(exec, b.boundaries)?,
+            internal_count: alloc(exec, 1)?,
+            values: alloc(exec, b.nodes)?,
+            table: exec.upload(&t.table)?,
+            side_log2: exec.upload(&t.side_log2)?,
+            geometry: *geometry,
+        })
     }
-}
 
-fn get<B>(slot: &Option<B>) -> &B {
-    slot.as_ref().expect("allocated by GpuTreeViewBuilder::reserve")
-}
-
-fn get_mut<B>(slot: &mut Option<B>) -> &mut B {
-    slot.as_mut().expect("allocated by GpuTreeViewBuilder::reserve")
+    fn fit(&mut self, exec: &E, b: &Bounds, geometry: &Geometry<T>) -> Result<()> {
+        fit(exec, &mut self.flags, b.boundaries)?;
+        fit(exec, &mut self.internal, b.boundaries)?;
+        fit(exec, &mut self.compacted, b.boundaries)?;
+        fit(exec, &mut self.values, b.nodes)?;
+        if self.geometry != *geometry {
+            let t = tables(geometry);
+            fit(exec, &mut self.table, t.table.len())?;
+            fit(exec, &mut self.side_log2, t.side_log2.len())?;
+            exec.write(&mut self.table, 0, &t.table)?;
+            exec.write(&mut self.side_log2, 0, &t.side_log2)?;
+            self.geometry = *geometry;
+        }
+        Ok(())
+    }
 }
 
 /// The geometry as the kernels take it: curve code, decode table, per-level side
@@ -393,11 +406,14 @@ fn tables<T: Real>(geometry: &Geometry<T>) -> GeometryTables<T> {
     GeometryTables { curve, table, side_log2, min: [m.x, m.y, m.z], unit: geometry.unit() }
 }
 
+/// The buffers of a builder: the view and the scratch.
+type State<E, T> = (DeviceTreeView<E, T>, Scratch<E, T>);
+
 /// Builds TreeViews on a [`GpuExecutor`] into buffers it keeps between builds (grown
 /// with 25% headroom, never shrunk); see the [module documentation](super).
 pub struct GpuTreeViewBuilder<E: GpuExecutor, T: GpuViewReal> {
-    view: DeviceTreeView<E, T>,
-    scratch: Scratch<E>,
+    /// The view and the scratch, allocated by the first build or reservation.
+    state: Option<State<E, T>>,
     reserved: Reserve,
 }
 
@@ -410,26 +426,14 @@ impl<E: GpuExecutor, T: GpuViewReal> Default for GpuTreeViewBuilder<E, T> {
 impl<E: GpuExecutor, T: GpuViewReal> GpuTreeViewBuilder<E, T> {
     /// A builder without buffers (the first build or [`Self::reserve`] allocates them).
     pub fn new() -> Self {
-        Self {
-            view: DeviceTreeView::empty(),
-            scratch: Scratch {
-                count: None,
-                flags: None,
-                internal: None,
-                compacted: None,
-                internal_count: None,
-                values: None,
-                table: None,
-                side_log2: None,
-            },
-            reserved: Reserve::default(),
-        }
+        Self { state: None, reserved: Reserve::default() }
     }
 
     /// Sizes every buffer, the executor's sort and scan scratch, and the geometry tables
     /// for builds of up to `leaves` leaves and `particles` particles in `geometry`, so
-    /// that a later [`Self::build`] within these bounds and with this geometry allocates
-    /// and uploads nothing (as [`Executor::record`] requires).
+    /// that a later [`Self::build`] with these bounds and this geometry allocates and
+    /// uploads nothing (as [`Executor::record`] requires; smaller bounds only shorten
+    /// buffers, within their capacity).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero leaf bound, [`Error::TooManyPoints`] for
@@ -438,13 +442,10 @@ impl<E: GpuExecutor, T: GpuViewReal> GpuTreeViewBuilder<E, T> {
     pub fn reserve(&mut self, exec: &E, geometry: &Geometry<T>, leaves: usize, particles: usize) -> Result<()> {
         T::check_supported(exec)?;
         let bounds = Bounds::new(leaves, particles, geometry)?;
-        self.prepare(exec, geometry, bounds)
+        self.prepare(exec, geometry, &bounds).map(|_| ())
     }
 
-    fn prepare(&mut self, exec: &E, geometry: &Geometry<T>, bounds: Bounds) -> Result<()> {
-        self.view.grow(exec, &bounds)?;
-        self.scratch.grow(exec, &bounds)?;
-        self.view.bounds = bounds;
+    fn prepare(&mut self, exec: &E, geometry: &Geometry<T>, bounds: &Bounds) -> Result<&mut State<E, T>> {
         let want = Reserve {
             sort_pairs: bounds.nodes.max(self.reserved.sort_pairs),
             scan: bounds.boundaries.max(self.reserved.scan),
@@ -454,15 +455,16 @@ impl<E: GpuExecutor, T: GpuViewReal> GpuTreeViewBuilder<E, T> {
             exec.reserve(&want)?;
             self.reserved = want;
         }
-        if self.view.geometry.as_ref() != Some(geometry) {
-            let t = tables(geometry);
-            ensure(exec, &mut self.scratch.table, t.table.len())?;
-            ensure(exec, &mut self.scratch.side_log2, t.side_log2.len())?;
-            exec.write(get_mut(&mut self.scratch.table), 0, &t.table)?;
-            exec.write(get_mut(&mut self.scratch.side_log2), 0, &t.side_log2)?;
-            self.view.geometry = Some(*geometry);
-        }
-        Ok(())
+        let state = match self.state.take() {
+            Some((mut view, mut scratch)) => {
+                view.fit(exec, bounds)?;
+                scratch.fit(exec, bounds, geometry)?;
+                view.geometry = *geometry;
+                (view, scratch)
+            }
+            None => (DeviceTreeView::alloc(exec, bounds, *geometry)?, Scratch::alloc(exec, bounds, geometry)?),
+        };
+        Ok(self.state.insert(state))
     }
 
     /// Enqueues the build of the view of `input` in `geometry` (whose key layout the
@@ -475,7 +477,12 @@ impl<E: GpuExecutor, T: GpuViewReal> GpuTreeViewBuilder<E, T> {
     /// # Errors
     /// As [`Self::reserve`]; [`Error::LengthMismatch`] for input views shorter than the
     /// bounds need; launch failures.
-    pub fn build(&mut self, exec: &E, geometry: &Geometry<T>, input: &ViewInput<'_, E>) -> Result<&DeviceTreeView<E, T>> {
+    pub fn build(
+        &mut self,
+        exec: &E,
+        geometry: &Geometry<T>,
+        input: &ViewInput<'_, E>,
+    ) -> Result<&DeviceTreeView<E, T>> {
         T::check_supported(exec)?;
         let lb = input.leaf_count.bound();
         let bounds = Bounds::new(lb, input.particle_bound, geometry)?;
@@ -484,176 +491,144 @@ impl<E: GpuExecutor, T: GpuViewReal> GpuTreeViewBuilder<E, T> {
         if let Some(nf) = input.nf {
             check_range("NF values", nf.len(), 0, lb)?;
         }
-        self.prepare(exec, geometry, bounds)?;
-        self.view.has_nf = input.nf.is_some();
-        self.enqueue(exec, geometry, input, &bounds)?;
-        Ok(&self.view)
+        let (view, scratch) = self.prepare(exec, geometry, &bounds)?;
+        view.has_nf = input.nf.is_some();
+        enqueue(exec, view, scratch, geometry, input, &bounds)?;
+        Ok(&*view)
     }
+}
 
-    #[allow(clippy::too_many_lines)] // the passes in order, one call each
-    fn enqueue(&mut self, exec: &E, geometry: &Geometry<T>, input: &ViewInput<'_, E>, b: &Bounds) -> Result<()> {
-        let layout = geometry.key_layout();
-        let (bits, levels) = (layout.bits_per_level(), layout.levels());
-        let (lb, bb, nb, pb) = (b.leaves as u32, b.boundaries as u32, b.nodes as u32, b.particles as u32);
-        let per = |items: usize| LaunchConfig::<E>::per_item(items, ITEM_THREADS);
-        let one = LaunchConfig::<E>::blocks(1, ITEM_THREADS);
-        let s = &mut self.scratch;
-        let v = &mut self.view;
+#[allow(clippy::too_many_lines)] // the passes in order, one call each
+fn enqueue<E: GpuExecutor, T: GpuViewReal>(
+    exec: &E,
+    v: &mut DeviceTreeView<E, T>,
+    s: &mut Scratch<E, T>,
+    geometry: &Geometry<T>,
+    input: &ViewInput<'_, E>,
+    b: &Bounds,
+) -> Result<()> {
+    let layout = geometry.key_layout();
+    let (bits, levels) = (layout.bits_per_level(), layout.levels());
+    let (lb, bb, nb, pb) = (b.leaves as u32, b.boundaries as u32, b.nodes as u32, b.particles as u32);
+    let per = |items: usize| LaunchConfig::<E>::per_item(items, ITEM_THREADS);
+    let one = LaunchConfig::<E>::blocks(1, ITEM_THREADS);
 
-        let count: ViewOf<'_, E, u32> = match input.leaf_count {
-            LeafCount::Host(l) => {
-                let l = u32::try_from(l).map_err(|_| Error::TooManyPoints {
-                    count: l,
-                    max: u32::MAX as usize,
-                    what: "leaves",
-                })?;
-                exec.fill(ViewMut::of(get_mut(&mut s.count)), l)?;
-                View::of(get(&s.count))
-            }
-            LeafCount::Device(c) => c.slot(),
-        };
-        tv_setup(exec, &one, count, input.leaf_starts, get_mut(&mut v.meta), lb, input.particle_bound as u32)?;
-        tv_boundaries(
-            exec,
-            &per(b.boundaries),
-            input.leaves,
-            get(&v.meta),
-            get_mut(&mut s.flags),
-            get_mut(&mut s.internal),
-            bb,
-            bits,
-            levels,
-        )?;
-        {
-            let live = DeviceCount::new(get(&v.meta).slice(META_BOUNDARIES..META_BOUNDARIES + 1)?, b.boundaries)?;
-            exec.compact_counted(
-                get(&s.internal),
-                get(&s.flags),
-                live,
-                get_mut(&mut s.compacted),
-                get_mut(&mut s.internal_count),
-            )?;
+    let count: ViewOf<'_, E, u32> = match input.leaf_count {
+        LeafCount::Host(l) => {
+            let l = u32::try_from(l).map_err(|_| Error::TooManyPoints {
+                count: l,
+                max: u32::MAX as usize,
+                what: "leaves",
+            })?;
+            exec.fill(ViewMut::of(&mut s.count), l)?;
+            View::of(&s.count)
         }
-        let pkeys = get_mut(&mut v.placeholder_keys);
-        tv_node_keys(
-            exec,
-            &per(b.nodes),
-            input.leaves,
-            input.leaf_starts,
-            get(&s.compacted),
-            get(&s.internal_count),
-            get_mut(&mut v.meta),
-            &mut *pkeys,
-            get_mut(&mut s.values),
-            nb,
-            bits,
-            levels,
-        )?;
-        exec.sort_pairs(pkeys, get_mut(&mut s.values), 0..64)?;
-        tv_nodes(
-            exec,
-            &per(b.nodes),
-            get(&v.placeholder_keys),
-            input.leaves,
-            get(&v.meta),
-            get_mut(&mut v.keys),
-            get_mut(&mut v.levels),
-            get_mut(&mut v.parents),
-            get_mut(&mut v.first_children),
-            get_mut(&mut v.leaf_begins),
-            get_mut(&mut v.leaf_counts),
-            nb,
-            bits,
-            levels,
-        )?;
-        tv_ranges(
-            exec,
-            &per(b.nodes),
-            input.leaf_starts,
-            get(&v.leaf_begins),
-            get(&v.leaf_counts),
-            get(&v.meta),
-            get_mut(&mut v.particle_begins),
-            get_mut(&mut v.particle_counts),
-            get_mut(&mut v.leaf_nodes),
-            nb,
-        )?;
-        tv_links(
-            exec,
-            &per(b.nodes),
-            get(&v.placeholder_keys),
-            get(&v.keys),
-            get(&v.levels),
-            get(&v.leaf_begins),
-            get(&v.meta),
-            get_mut(&mut v.escapes),
-            get_mut(&mut v.dfs_positions),
-            get_mut(&mut v.dfs_order),
-            nb,
-            bits,
-            levels,
-        )?;
-        tv_levels(
-            exec,
-            &per(b.levels),
-            get(&v.placeholder_keys),
-            get_mut(&mut v.meta),
-            get_mut(&mut v.level_offsets),
-            get_mut(&mut v.parents_per_level),
-            bits,
-            levels,
-        )?;
-        tv_child_centric(
-            exec,
-            &per(b.nodes),
-            get(&v.levels),
-            get(&v.first_children),
-            get(&v.level_offsets),
-            get(&v.parents_per_level),
-            get(&v.meta),
-            get_mut(&mut v.child_centric_positions),
-            get_mut(&mut v.child_centric_nodes),
-            get_mut(&mut v.child_indices),
-            nb,
-            bits,
-            levels,
-        )?;
-        if let Some(nf) = input.nf {
-            tv_nf(
-                exec,
-                &per(b.nodes),
-                nf,
-                get(&v.leaf_begins),
-                get(&v.leaf_counts),
-                get_mut(&mut v.meta),
-                get_mut(&mut v.nf),
-                nb,
-            )?;
-        }
-        tv_particle_leaves(
-            exec,
-            &per(b.particles),
-            input.leaf_starts,
-            get(&v.meta),
-            get_mut(&mut v.particle_leaves),
-            pb,
-        )?;
-        let t = tables(geometry);
-        T::boxes(
-            exec,
-            &per(b.nodes),
-            [
-                View::of(get(&v.levels)),
-                View::of(get(&s.table)),
-                View::of(get(&s.side_log2)),
-                View::of(get(&v.meta)),
-            ],
-            View::of(get(&v.keys)),
-            ViewMut::of(get_mut(&mut v.centres)),
-            ViewMut::of(get_mut(&mut v.half_extents)),
-            [nb, t.curve, levels],
-            t.min,
-            t.unit,
-        )
+        LeafCount::Device(c) => c.slot(),
+    };
+    tv_setup(exec, &one, count, input.leaf_starts, &mut v.meta, lb, input.particle_bound as u32)?;
+    tv_boundaries(exec, &per(b.boundaries), input.leaves, &v.meta, &mut s.flags, &mut s.internal, bb, bits, levels)?;
+    {
+        let live = DeviceCount::new(v.meta.slice(META_BOUNDARIES..META_BOUNDARIES + 1)?, b.boundaries)?;
+        exec.compact_counted(&s.internal, &s.flags, live, &mut s.compacted, &mut s.internal_count)?;
     }
+    let pkeys = &mut v.placeholder_keys;
+    tv_node_keys(
+        exec,
+        &per(b.nodes),
+        input.leaves,
+        input.leaf_starts,
+        &s.compacted,
+        &s.internal_count,
+        &mut v.meta,
+        &mut *pkeys,
+        &mut s.values,
+        nb,
+        bits,
+        levels,
+    )?;
+    exec.sort_pairs(pkeys, &mut s.values, 0..64)?;
+    tv_nodes(
+        exec,
+        &per(b.nodes),
+        &v.placeholder_keys,
+        input.leaves,
+        &v.meta,
+        &mut v.keys,
+        &mut v.levels,
+        &mut v.parents,
+        &mut v.first_children,
+        &mut v.leaf_begins,
+        &mut v.leaf_counts,
+        nb,
+        bits,
+        levels,
+    )?;
+    tv_ranges(
+        exec,
+        &per(b.nodes),
+        input.leaf_starts,
+        &v.leaf_begins,
+        &v.leaf_counts,
+        &v.meta,
+        &mut v.particle_begins,
+        &mut v.particle_counts,
+        &mut v.leaf_nodes,
+        nb,
+    )?;
+    tv_links(
+        exec,
+        &per(b.nodes),
+        &v.placeholder_keys,
+        &v.keys,
+        &v.levels,
+        &v.leaf_begins,
+        &v.meta,
+        &mut v.escapes,
+        &mut v.dfs_positions,
+        &mut v.dfs_order,
+        nb,
+        bits,
+        levels,
+    )?;
+    tv_levels(
+        exec,
+        &per(b.levels),
+        &v.placeholder_keys,
+        &mut v.meta,
+        &mut v.level_offsets,
+        &mut v.parents_per_level,
+        bits,
+        levels,
+    )?;
+    tv_child_centric(
+        exec,
+        &per(b.nodes),
+        &v.levels,
+        &v.first_children,
+        &v.level_offsets,
+        &v.parents_per_level,
+        &v.meta,
+        &mut v.child_centric_positions,
+        &mut v.child_centric_nodes,
+        &mut v.child_indices,
+        nb,
+        bits,
+        levels,
+    )?;
+    if let Some(nf) = input.nf {
+        tv_nf(exec, &per(b.nodes), nf, &v.leaf_begins, &v.leaf_counts, &mut v.meta, &mut v.nf, nb)?;
+    }
+    tv_particle_leaves(exec, &per(b.particles), input.leaf_starts, &v.meta, &mut v.particle_leaves, pb)?;
+    let t = tables(geometry);
+    T::boxes(
+        exec,
+        &per(b.nodes),
+        [View::of(&v.levels), View::of(&s.table), View::of(&s.side_log2), View::of(&v.meta)],
+        View::of(&v.keys),
+        ViewMut::of(&mut v.centres),
+        ViewMut::of(&mut v.half_extents),
+        [nb, t.curve, levels],
+        t.min,
+        t.unit,
+    )
 }

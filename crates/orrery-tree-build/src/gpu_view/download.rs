@@ -94,8 +94,7 @@ impl<E: GpuExecutor, T: GpuViewReal> DeviceTreeView<E, T> {
     /// ([`TreeView::from_parts`]).
     ///
     /// # Errors
-    /// As [`Self::status`] and [`TreeView::from_parts`]; [`Error::InvalidArgument`]
-    /// before any build.
+    /// As [`Self::status`] and [`TreeView::from_parts`].
     pub fn download(&self, exec: &E) -> Result<TreeView<T>> {
         TreeView::from_parts(self.download_parts(exec)?)
     }
@@ -103,11 +102,9 @@ impl<E: GpuExecutor, T: GpuViewReal> DeviceTreeView<E, T> {
     /// [`Self::download`] without the check: the raw arrays (for tests and debugging).
     ///
     /// # Errors
-    /// As [`Self::status`]; [`Error::InvalidArgument`] before any build.
+    /// As [`Self::status`].
     pub fn download_parts(&self, exec: &E) -> Result<TreeViewParts<T>> {
-        let Some(geometry) = self.geometry else {
-            return Err(Error::InvalidArgument { what: "device view", reason: "nothing was built yet".into() });
-        };
+        let geometry = self.geometry;
         let st = self.status(exec)?;
         let (n, l, depth) = (st.nodes, st.leaves, st.depth as usize);
         let u = |buf: &E::Buffer<u32>, len: usize| read_prefix(exec, buf, len);

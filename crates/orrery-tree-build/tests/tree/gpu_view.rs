@@ -72,7 +72,8 @@ fn case_of(cloud: &Cloud, bbox: Aabb<f64>, shape: Shape, bucket: u32) -> Case {
 /// `shape` in the f64 box `bbox`, in `T` (the f32 box is the f64 one rounded).
 fn geometry<T: Real>(shape: Shape, bbox: &Aabb<f64>) -> Geometry<T> {
     let (lo, hi) = (bbox.min(), bbox.max());
-    let v = |p: Vec3<f64>| Vec3::new(<T as Real>::from_f64(p.x), <T as Real>::from_f64(p.y), <T as Real>::from_f64(p.z));
+    let v =
+        |p: Vec3<f64>| Vec3::new(<T as Real>::from_f64(p.x), <T as Real>::from_f64(p.y), <T as Real>::from_f64(p.z));
     Geometry::new(shape, Aabb::new(v(lo), v(hi)).unwrap())
 }
 
@@ -237,7 +238,8 @@ fn device_count<E: GpuExecutor, T: GpuViewReal>(exec: &E) {
         lfp.extend((0..extra).map(|i| 7 * i as u32));
         let mut nf = c.nf.clone();
         nf.extend(std::iter::repeat_n(u64::MAX, extra as usize));
-        let (keys_d, lfp_d, nf_d) = (exec.upload(&keys).unwrap(), exec.upload(&lfp).unwrap(), exec.upload(&nf).unwrap());
+        let (keys_d, lfp_d, nf_d) =
+            (exec.upload(&keys).unwrap(), exec.upload(&lfp).unwrap(), exec.upload(&nf).unwrap());
         let slot = exec.upload(&[99u32, l as u32, 5]).unwrap();
         let bound = l + extra as usize;
         let geometry = geometry::<T>(shape, &unit_box());
