@@ -372,26 +372,36 @@ impl<E: GpuExecutor, T: Real> Scratch<E, T> {
     }
 }
 
-/// The geometry as the kernels take it: curve code, decode table, per-level side
-/// exponents, box minimum and unit per axis.
-struct GeometryTables<T> {
-    curve: u32,
-    table: Vec<u32>,
-    side_log2: Vec<u32>,
-    min: [T; 3],
-    unit: [T; 3],
+/// The geometry's scalars as the kernels take them: curve code (0 Morton, 1 Hilbert,
+/// 2 binary), box minimum and unit per axis.
+fn scalars<T: Real>(geometry: &Geometry<T>) -> (u32, [T; 3], [T; 3]) {
+    let curve = match geometry {
+        Geometry::Octree { curve: orrery_core::sfc::Curve::Morton, .. } => 0,
+        Geometry::Octree { curve: orrery_core::sfc::Curve::Hilbert, .. } => 1,
+        Geometry::Binary(_) => 2,
+    };
+    let m = geometry.bbox().min();
+    (curve, [m.x, m.y, m.z], geometry.unit())
 }
 
-fn tables<T: Real>(geometry: &Geometry<T>) -> GeometryTables<T> {
-    let (curve, table) = match geometry {
-        Geometry::Octree { curve: orrery_core::sfc::Curve::Morton, .. } => (0, vec![0]),
+/// The geometry's tables: the decode table (Hilbert: `DECODE_3D`; binary: the split
+/// axis of every level; Morton: unused) and the side exponents `coordinate_bits -
+/// cell_bits(level)`, three per level `0..=levels`.
+struct GeometryTables {
+    table: Vec<u32>,
+    side_log2: Vec<u32>,
+}
+
+fn tables<T: Real>(geometry: &Geometry<T>) -> GeometryTables {
+    let table = match geometry {
+        Geometry::Octree { curve: orrery_core::sfc::Curve::Morton, .. } => vec![0],
         Geometry::Octree { curve: orrery_core::sfc::Curve::Hilbert, .. } => {
-            (1, DECODE_3D.iter().map(|&e| u32::from(e)).collect())
+            DECODE_3D.iter().map(|&e| u32::from(e)).collect()
         }
         Geometry::Binary(binary) => {
             let mut axes: Vec<u32> = binary.axes().iter().map(|&a| a as u32).collect();
             axes.push(0); // never empty
-            (2, axes)
+            axes
         }
     };
     let bits = geometry.coordinate_bits();
@@ -402,8 +412,7 @@ fn tables<T: Real>(geometry: &Geometry<T>) -> GeometryTables<T> {
             [0, 1, 2].map(|a| bits[a] - fixed[a])
         })
         .collect();
-    let m = geometry.bbox().min();
-    GeometryTables { curve, table, side_log2, min: [m.x, m.y, m.z], unit: geometry.unit() }
+    GeometryTables { table, side_log2 }
 }
 
 /// The buffers of a builder: the view and the scratch.
@@ -619,7 +628,7 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
         tv_nf(exec, &per(b.nodes), nf, &v.leaf_begins, &v.leaf_counts, &mut v.meta, &mut v.nf, nb)?;
     }
     tv_particle_leaves(exec, &per(b.particles), input.leaf_starts, &v.meta, &mut v.particle_leaves, pb)?;
-    let t = tables(geometry);
+    let (curve, min, unit) = scalars(geometry);
     T::boxes(
         exec,
         &per(b.nodes),
@@ -627,8 +636,8 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
         View::of(&v.keys),
         ViewMut::of(&mut v.centres),
         ViewMut::of(&mut v.half_extents),
-        [nb, t.curve, levels],
-        t.min,
-        t.unit,
+        [nb, curve, levels],
+        min,
+        unit,
     )
 }
