@@ -173,6 +173,30 @@ fn rectangles_and_removed<E: GpuExecutor, T: GpuViewReal>(exec: &E) {
             check(exec, &label, &c.leaves, &c.lfp, geometry::<T>(shape, &bbox), None);
         }
     }
+    // A needle: x gets about 34 of the 63 binary levels, and coincident particles take
+    // leaves to the deepest level, so corners have more than 24 significant bits (the
+    // two roundings of T(corner) in f32).
+    let mut cloud = common::identical(3000);
+    for (i, x) in cloud.x.iter_mut().enumerate() {
+        *x = if i < 40 { 1.0e5 * i as f64 + 0.3 } else { 2.053_117e6 + 0.123 };
+    }
+    let needle = Aabb::new(Vec3::new(-1.0, -1.0, -1.0), Vec3::new(4.1e6 + 0.37, 1.0, 1.0)).unwrap();
+    for shape in SHAPES {
+        let c = case_of(&cloud, needle, shape, 4);
+        if shape == Shape::Binary {
+            let g = geometry::<T>(shape, &needle);
+            assert!(c.leaves.depth() == 63 && g.coordinate_bits()[0] >= 30, "the needle reaches deep corners");
+            // Some leaf corner on x has more than 24 significant bits.
+            let Geometry::Binary(b) = g else { unreachable!() };
+            let wide = (0..c.leaves.len()).any(|i| {
+                let x = b.decode_unchecked(c.leaves.keys()[i])[0];
+                x != 0 && 64 - x.leading_zeros() - x.trailing_zeros() > 24
+            });
+            assert!(wide, "no corner with more than 24 significant bits");
+        }
+        let label = format!("{} {ty} {shape:?} needle", exec.name());
+        check(exec, &label, &c.leaves, &c.lfp, geometry::<T>(shape, &needle), None);
+    }
     let mut cloud = common::uniform(3000, 8);
     cloud.x[3] = 4.0;
     cloud.y[17] = -2.0;
