@@ -16,6 +16,7 @@
 //!   ([`core::unit`]).
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
+//! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -226,6 +227,17 @@ pub mod tree {
     }
 }
 
+pub mod tree_view {
+    //! `kernels/tree` (the TreeView's files): the GPU TreeView of `orrery-tree-build`
+    //! (the WGSL twin is `orrery_shaders::tree_view`). `view.cu` is self-contained: it is
+    //! the translation unit NVRTC compiles.
+
+    files! { "tree";
+        /// The TreeView construction: per boundary, per node, per level, per particle.
+        VIEW = "view.cu";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -246,8 +258,10 @@ mod tests {
     #[test]
     fn every_file_is_listed() {
         let core: Vec<(&str, &str)> = super::core::FILES.iter().chain(super::core::keyed::FILES).copied().collect();
+        // `kernels/tree` holds the tree build's passes and the TreeView's file.
+        let tree: Vec<(&str, &str)> = super::tree::FILES.iter().chain(super::tree_view::FILES).copied().collect();
         for (folder, files) in
-            [("core", core.as_slice()), ("balltree", super::balltree::FILES), ("tree", super::tree::FILES)]
+            [("core", core.as_slice()), ("balltree", super::balltree::FILES), ("tree", tree.as_slice())]
         {
             let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
             assert_eq!(listed, on_disk(folder), "kernels/{folder}");

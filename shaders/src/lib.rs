@@ -14,6 +14,7 @@
 //!   (`core/common`, `core/wg_scan`) kernels of any crate may use.
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
+//! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -127,6 +128,17 @@ pub mod tree {
     }
 }
 
+pub mod tree_view {
+    //! `shaders/tree` (the TreeView's files): the GPU TreeView of `orrery-tree-build`
+    //! (u64 as `vec2<u32>`, boxes in f32 only; the CUDA twin is `orrery_kernels::tree_view`).
+    //! `view.wgsl` `//#include`s `core/common`.
+
+    files! { "tree";
+        /// The TreeView construction: per boundary, per node, per level, per particle.
+        VIEW = "view.wgsl";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -136,8 +148,10 @@ mod tests {
     /// it is on disk.
     #[test]
     fn every_file_is_listed() {
+        // `shaders/tree` holds the tree build's passes and the TreeView's file.
+        let tree: Vec<(&str, &str)> = super::tree::FILES.iter().chain(super::tree_view::FILES).copied().collect();
         for (folder, files) in
-            [("core", super::core::FILES), ("balltree", super::balltree::FILES), ("tree", super::tree::FILES)]
+            [("core", super::core::FILES), ("balltree", super::balltree::FILES), ("tree", tree.as_slice())]
         {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
             let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)

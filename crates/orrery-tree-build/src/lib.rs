@@ -39,6 +39,7 @@
 pub mod build;
 pub mod counts;
 pub mod gpu;
+pub mod gpu_view;
 pub mod input;
 pub mod leaves;
 pub mod nfcount;

@@ -1,0 +1,785 @@
+// shaders/tree/view.wgsl — the TreeView on the GPU (crates/orrery-tree-build/src/gpu_view),
+// the WGSL twin of kernels/tree/view.cu: same entry points, same arguments, same integer
+// arithmetic, with u64 as vec2<u32> (low word first). Boxes in f32 only (WGSL has no
+// f64): tv_boxes_f32. Module "tree/view": core/common, then this file.
+//
+// What it computes: see view.cu (tv_setup, tv_boundaries, tv_node_keys, then the
+// executor's sort, tv_nodes, tv_ranges, tv_links, tv_levels, tv_child_centric, tv_nf,
+// tv_particle_leaves, tv_boxes_f32). The box rule is Geometry::cell_box's in f32:
+// T(corner) = f32(f64(corner)) is computed with integer operations as the two
+// round-to-nearest-even steps (u64 -> 53 bits -> 24 bits), every product and sum is one
+// WGSL f32 operation (correctly rounded); WGSL cannot forbid the driver from contracting
+// `min + T(corner) * unit` into an FMA, so the bit-identity of boxes is a property of the
+// driver, checked by the tests (it holds on lavapipe).
+//
+// Launch shape: one invocation per item, any WORKGROUP_SIZE, the linear workgroup id of a
+// 2D dispatch (linear_block); invocations past the bound or the live count (a meta word)
+// return. Why: as view.cu (the leaf count may live on the device).
+//
+// Buffers (binding: direction, length): per entry below; meta is u32 x 8 (view.cu). The
+// user's views (keys, lfp, nf, count) may start at any element: their `off_*` fields.
+//
+// Invariants: every read index is clamped into its array (view.cu).
+//
+// Measured cost: not measured yet.
+
+//#include core/common
+
+const NONE: u32 = 0xffffffffu;
+
+const META_LEAVES: u32 = 0u;
+const META_BOUNDARIES: u32 = 1u;
+const META_INTERNAL: u32 = 2u;
+const META_NODES: u32 = 3u;
+const META_PARTICLES: u32 = 4u;
+const META_DEPTH: u32 = 5u;
+const META_ERRORS: u32 = 6u;
+
+const ERR_NO_LEAVES: u32 = 1u;
+const ERR_LEAF_BOUND: u32 = 2u;
+const ERR_INTERNAL_COUNT: u32 = 4u;
+const ERR_STARTS_ORIGIN: u32 = 8u;
+const ERR_STARTS_DECREASE: u32 = 16u;
+const ERR_PARTICLE_BOUND: u32 = 32u;
+const ERR_NF_SENTINEL: u32 = 64u;
+
+fn item(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return linear_block(wid, nwg) * WORKGROUP_SIZE + lid;
+}
+
+// ---- u64 as vec2<u32> ---------------------------------------------------------------------
+
+fn shl64(v: vec2<u32>, s: u32) -> vec2<u32> {
+    if s >= 64u {
+        return vec2<u32>(0u, 0u);
+    }
+    if s >= 32u {
+        return vec2<u32>(0u, v.x << (s - 32u));
+    }
+    if s == 0u {
+        return v;
+    }
+    return vec2<u32>(v.x << s, (v.y << s) | (v.x >> (32u - s)));
+}
+
+fn shr64(v: vec2<u32>, s: u32) -> vec2<u32> {
+    if s >= 64u {
+        return vec2<u32>(0u, 0u);
+    }
+    if s >= 32u {
+        return vec2<u32>(v.y >> (s - 32u), 0u);
+    }
+    if s == 0u {
+        return v;
+    }
+    return vec2<u32>((v.x >> s) | (v.y << (32u - s)), v.y >> s);
+}
+
+fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}
+
+fn eq64(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.x == b.x && a.y == b.y;
+}
+
+fn is_zero64(a: vec2<u32>) -> bool {
+    return a.x == 0u && a.y == 0u;
+}
+
+// The index of the highest set bit (v != 0).
+fn msb64(v: vec2<u32>) -> u32 {
+    if v.y != 0u {
+        return 32u + firstLeadingBit(v.y);
+    }
+    return firstLeadingBit(v.x);
+}
+
+// Trailing zeros, 64 for 0.
+fn ctz64(v: vec2<u32>) -> u32 {
+    if v.x != 0u {
+        return firstTrailingBit(v.x);
+    }
+    if v.y != 0u {
+        return 32u + firstTrailingBit(v.y);
+    }
+    return 64u;
+}
+
+fn one_shl(s: u32) -> vec2<u32> {
+    return shl64(vec2<u32>(1u, 0u), s);
+}
+
+// ---- KeyLayout arithmetic (view.cu) ---------------------------------------------------------
+
+fn size_log2(level: u32, b: u32, levels: u32) -> u32 {
+    return b * select(0u, levels - level, levels > level);
+}
+
+fn cell_size(level: u32, b: u32, levels: u32) -> vec2<u32> {
+    return one_shl(size_log2(level, b, levels));
+}
+
+fn cell_start(key: vec2<u32>, level: u32, b: u32, levels: u32) -> vec2<u32> {
+    return key & ~sub64(cell_size(level, b, levels), vec2<u32>(1u, 0u));
+}
+
+fn child_slot(key: vec2<u32>, level: u32, b: u32, levels: u32) -> u32 {
+    return shr64(key, size_log2(level, b, levels)).x & ((1u << b) - 1u);
+}
+
+fn common_level(a: vec2<u32>, c: vec2<u32>, b: u32, levels: u32) -> u32 {
+    let diff = a ^ c;
+    if is_zero64(diff) {
+        return levels;
+    }
+    let top = msb64(diff) + 1u;
+    let bits = b * levels;
+    return select(0u, bits - top, bits > top) / b;
+}
+
+fn placeholder(start: vec2<u32>, level: u32, b: u32, levels: u32) -> vec2<u32> {
+    return one_shl(b * level) | shr64(start, size_log2(level, b, levels));
+}
+
+fn placeholder_level(p: vec2<u32>, b: u32) -> u32 {
+    if is_zero64(p) {
+        return 0u;
+    }
+    return msb64(p) / b;
+}
+
+fn placeholder_start(p: vec2<u32>, b: u32, levels: u32) -> vec2<u32> {
+    let level = placeholder_level(p, b);
+    return shl64(p ^ one_shl(b * level), size_log2(level, b, levels));
+}
+
+// ---- tv_setup -------------------------------------------------------------------------------
+
+struct SetupParams {
+    leaf_bound: u32,
+    particle_bound: u32,
+    off_su_count: u32,
+    off_su_lfp: u32,
+}
+
+@group(0) @binding(0) var<storage, read> su_count: array<u32>;
+@group(0) @binding(1) var<storage, read> su_lfp: array<u32>;
+@group(0) @binding(2) var<storage, read_write> su_meta: array<u32>;
+@group(0) @binding(3) var<uniform> su_p: SetupParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_setup(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+    if item(wid, nwg, lid) != 0u {
+        return;
+    }
+    var err = 0u;
+    var l = su_count[su_p.off_su_count];
+    if l > su_p.leaf_bound {
+        l = su_p.leaf_bound;
+        err |= ERR_LEAF_BOUND;
+    }
+    if l == 0u {
+        l = 1u;
+        err |= ERR_NO_LEAVES;
+    }
+    var p = su_lfp[su_p.off_su_lfp + l];
+    if p > su_p.particle_bound {
+        p = su_p.particle_bound;
+        err |= ERR_PARTICLE_BOUND;
+    }
+    if su_lfp[su_p.off_su_lfp] != 0u {
+        err |= ERR_STARTS_ORIGIN;
+    }
+    su_meta[META_LEAVES] = l;
+    su_meta[META_BOUNDARIES] = l - 1u;
+    su_meta[META_INTERNAL] = 0u;
+    su_meta[META_NODES] = 0u;
+    su_meta[META_PARTICLES] = p;
+    su_meta[META_DEPTH] = 0u;
+    su_meta[META_ERRORS] = err;
+    su_meta[7] = 0u;
+}
+
+// ---- tv_boundaries --------------------------------------------------------------------------
+
+struct BoundaryParams {
+    boundary_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+    off_bo_keys: u32,
+}
+
+@group(0) @binding(0) var<storage, read> bo_keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> bo_meta: array<u32>;
+@group(0) @binding(2) var<storage, read_write> bo_flags: array<u32>;
+@group(0) @binding(3) var<storage, read_write> bo_internal: array<vec2<u32>>;
+@group(0) @binding(4) var<uniform> bo_p: BoundaryParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_boundaries(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                 @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(wid, nwg, lid);
+    if i >= bo_p.boundary_bound || i >= bo_meta[META_BOUNDARIES] {
+        return;
+    }
+    let b = bo_p.bits_per_level;
+    let levels = bo_p.levels;
+    let k0 = bo_keys[bo_p.off_bo_keys + i];
+    let k1 = bo_keys[bo_p.off_bo_keys + i + 1u];
+    let level = common_level(k0, k1, b, levels);
+    bo_flags[i] = select(0u, 1u, child_slot(k1, level + 1u, b, levels) == 1u);
+    bo_internal[i] = placeholder(cell_start(k1, level, b, levels), level, b, levels);
+}
+
+// ---- tv_node_keys ---------------------------------------------------------------------------
+
+struct NodeKeyParams {
+    node_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+    off_nk_keys: u32,
+    off_nk_lfp: u32,
+}
+
+@group(0) @binding(0) var<storage, read> nk_keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> nk_lfp: array<u32>;
+@group(0) @binding(2) var<storage, read> nk_compacted: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read> nk_internal_count: array<u32>;
+@group(0) @binding(4) var<storage, read_write> nk_meta: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> nk_pkeys: array<vec2<u32>>;
+@group(0) @binding(6) var<storage, read_write> nk_vals: array<u32>;
+@group(0) @binding(7) var<uniform> nk_p: NodeKeyParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_node_keys(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    if n >= nk_p.node_bound {
+        return;
+    }
+    let b = nk_p.bits_per_level;
+    let levels = nk_p.levels;
+    let l = atomicLoad(&nk_meta[META_LEAVES]);
+    let internal = nk_internal_count[0];
+    // min(l + internal, node_bound) without overflow.
+    var nodes = nk_p.node_bound;
+    if internal < nk_p.node_bound && l < nk_p.node_bound - internal {
+        nodes = l + internal;
+    }
+    if n == 0u {
+        let gaps = (1u << b) - 1u;
+        if internal != (l - 1u) / gaps {
+            atomicOr(&nk_meta[META_ERRORS], ERR_INTERNAL_COUNT);
+        }
+        atomicStore(&nk_meta[META_INTERNAL], internal);
+        atomicStore(&nk_meta[META_NODES], nodes);
+    }
+    nk_vals[n] = n;
+    if n < l {
+        let k0 = nk_keys[nk_p.off_nk_keys + n];
+        let size = sub64(nk_keys[nk_p.off_nk_keys + n + 1u], k0);
+        nk_pkeys[n] = placeholder(k0, levels - ctz64(size) / b, b, levels);
+        if nk_lfp[nk_p.off_nk_lfp + n] > nk_lfp[nk_p.off_nk_lfp + n + 1u] {
+            atomicOr(&nk_meta[META_ERRORS], ERR_STARTS_DECREASE);
+        }
+    } else if n < nodes {
+        nk_pkeys[n] = nk_compacted[n - l];
+    } else {
+        nk_pkeys[n] = vec2<u32>(0xffffffffu, 0xffffffffu);
+    }
+}
+
+// ---- tv_nodes -------------------------------------------------------------------------------
+
+struct NodeParams {
+    node_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+    off_nd_keys: u32,
+}
+
+@group(0) @binding(0) var<storage, read> nd_pkeys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> nd_keys: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> nd_meta: array<u32>;
+@group(0) @binding(3) var<storage, read_write> nd_node_keys: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read_write> nd_levels: array<u32>;
+@group(0) @binding(5) var<storage, read_write> nd_parents: array<u32>;
+@group(0) @binding(6) var<storage, read_write> nd_first_children: array<u32>;
+@group(0) @binding(7) var<storage, read_write> nd_leaf_begins: array<u32>;
+@group(0) @binding(8) var<storage, read_write> nd_leaf_counts: array<u32>;
+@group(0) @binding(9) var<uniform> nd_p: NodeParams;
+
+fn nd_lower_p(n: u32, q: vec2<u32>) -> u32 {
+    var first = 0u;
+    var count = n;
+    while count > 0u {
+        let step = count / 2u;
+        let probe = first + step;
+        if u64_lt(nd_pkeys[probe], q) {
+            first = probe + 1u;
+            count -= step + 1u;
+        } else {
+            count = step;
+        }
+    }
+    return first;
+}
+
+fn nd_lower_k(n: u32, q: vec2<u32>) -> u32 {
+    var first = 0u;
+    var count = n;
+    while count > 0u {
+        let step = count / 2u;
+        let probe = first + step;
+        if u64_lt(nd_keys[nd_p.off_nd_keys + probe], q) {
+            first = probe + 1u;
+            count -= step + 1u;
+        } else {
+            count = step;
+        }
+    }
+    return first;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_nodes(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    let nodes = nd_meta[META_NODES];
+    if n >= nd_p.node_bound || n >= nodes {
+        return;
+    }
+    let b = nd_p.bits_per_level;
+    let levels = nd_p.levels;
+    let l = nd_meta[META_LEAVES];
+    let p = nd_pkeys[n];
+    let level = placeholder_level(p, b);
+    let key = placeholder_start(p, b, levels);
+    nd_node_keys[n] = key;
+    nd_levels[n] = level;
+    nd_parents[n] = select(nd_lower_p(nodes, shr64(p, b)), NONE, n == 0u);
+    let first = nd_lower_k(l + 1u, key);
+    let end = nd_lower_k(l + 1u, u64_add(key, cell_size(level, b, levels)));
+    let count = end - first;
+    nd_leaf_begins[n] = first;
+    nd_leaf_counts[n] = count;
+    var fc = NONE;
+    if count != 1u {
+        fc = nd_lower_p(nodes, shl64(p, b));
+    }
+    nd_first_children[n] = fc;
+}
+
+// ---- tv_ranges ------------------------------------------------------------------------------
+
+struct RangeParams {
+    node_bound: u32,
+    off_rg_lfp: u32,
+}
+
+@group(0) @binding(0) var<storage, read> rg_lfp: array<u32>;
+@group(0) @binding(1) var<storage, read> rg_leaf_begins: array<u32>;
+@group(0) @binding(2) var<storage, read> rg_leaf_counts: array<u32>;
+@group(0) @binding(3) var<storage, read> rg_meta: array<u32>;
+@group(0) @binding(4) var<storage, read_write> rg_particle_begins: array<u32>;
+@group(0) @binding(5) var<storage, read_write> rg_particle_counts: array<u32>;
+@group(0) @binding(6) var<storage, read_write> rg_leaf_nodes: array<u32>;
+@group(0) @binding(7) var<uniform> rg_p: RangeParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_ranges(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    let nodes = rg_meta[META_NODES];
+    if n >= rg_p.node_bound || n >= nodes {
+        return;
+    }
+    let l = rg_meta[META_LEAVES];
+    let lb = rg_leaf_begins[n];
+    let lc = rg_leaf_counts[n];
+    let first = min(lb, l);
+    var end = l;
+    if lb < l && lc < l - lb {
+        end = lb + lc;
+    }
+    let begin = rg_lfp[rg_p.off_rg_lfp + first];
+    rg_particle_begins[n] = begin;
+    rg_particle_counts[n] = rg_lfp[rg_p.off_rg_lfp + end] - begin;
+    if lc == 1u && lb < l {
+        rg_leaf_nodes[lb] = n;
+    }
+}
+
+// ---- tv_links -------------------------------------------------------------------------------
+
+struct LinkParams {
+    node_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+}
+
+@group(0) @binding(0) var<storage, read> lk_pkeys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> lk_node_keys: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> lk_levels: array<u32>;
+@group(0) @binding(3) var<storage, read> lk_leaf_begins: array<u32>;
+@group(0) @binding(4) var<storage, read> lk_meta: array<u32>;
+@group(0) @binding(5) var<storage, read_write> lk_escapes: array<u32>;
+@group(0) @binding(6) var<storage, read_write> lk_dfs_positions: array<u32>;
+@group(0) @binding(7) var<storage, read_write> lk_dfs_order: array<u32>;
+@group(0) @binding(8) var<uniform> lk_p: LinkParams;
+
+fn lk_lower_p(n: u32, q: vec2<u32>) -> u32 {
+    var first = 0u;
+    var count = n;
+    while count > 0u {
+        let step = count / 2u;
+        let probe = first + step;
+        if u64_lt(lk_pkeys[probe], q) {
+            first = probe + 1u;
+            count -= step + 1u;
+        } else {
+            count = step;
+        }
+    }
+    return first;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_links(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    let nodes = lk_meta[META_NODES];
+    if n >= lk_p.node_bound || n >= nodes {
+        return;
+    }
+    let b = lk_p.bits_per_level;
+    let levels = lk_p.levels;
+    let key = lk_node_keys[n];
+    let level = lk_levels[n];
+    let end = u64_add(key, cell_size(level, b, levels));
+    var escape = NONE;
+    if !eq64(end, one_shl(b * levels)) {
+        let up = common_level(sub64(end, vec2<u32>(1u, 0u)), end, b, levels) + 1u;
+        escape = lk_lower_p(nodes, placeholder(end, up, b, levels));
+    }
+    lk_escapes[n] = escape;
+    var t = 0u;
+    let top = min(level, levels);
+    for (var lv = 1u; lv <= top; lv++) {
+        t += child_slot(key, lv, b, levels);
+    }
+    let f = lk_leaf_begins[n];
+    let pos = level + f + (f - t) / ((1u << b) - 1u);
+    lk_dfs_positions[n] = pos;
+    if pos < nodes {
+        lk_dfs_order[pos] = n;
+    }
+}
+
+// ---- tv_levels ------------------------------------------------------------------------------
+
+struct LevelParams {
+    bits_per_level: u32,
+    levels: u32,
+}
+
+@group(0) @binding(0) var<storage, read> lv_pkeys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read_write> lv_meta: array<u32>;
+@group(0) @binding(2) var<storage, read_write> lv_level_offsets: array<u32>;
+@group(0) @binding(3) var<storage, read_write> lv_parents_per_level: array<u32>;
+@group(0) @binding(4) var<uniform> lv_p: LevelParams;
+
+fn lv_lower_p(n: u32, q: vec2<u32>) -> u32 {
+    var first = 0u;
+    var count = n;
+    while count > 0u {
+        let step = count / 2u;
+        let probe = first + step;
+        if u64_lt(lv_pkeys[probe], q) {
+            first = probe + 1u;
+            count -= step + 1u;
+        } else {
+            count = step;
+        }
+    }
+    return first;
+}
+
+// The first node of level x (x <= depth), then N.
+fn lv_offset(x: u32, depth: u32, nodes: u32) -> u32 {
+    if x <= depth {
+        return lv_lower_p(nodes, one_shl(lv_p.bits_per_level * x));
+    }
+    return nodes;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_levels(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+    let l = item(wid, nwg, lid);
+    let levels = lv_p.levels;
+    if l >= levels + 2u {
+        return;
+    }
+    let b = lv_p.bits_per_level;
+    let nodes = lv_meta[META_NODES];
+    var depth = 0u;
+    if nodes != 0u {
+        depth = min(placeholder_level(lv_pkeys[nodes - 1u], b), levels);
+    }
+    if l == 0u {
+        lv_meta[META_DEPTH] = depth;
+    }
+    lv_level_offsets[l] = lv_offset(l, depth, nodes);
+    if l <= levels {
+        var m = 0u;
+        if l < depth {
+            m = (lv_offset(l + 2u, depth, nodes) - lv_offset(l + 1u, depth, nodes)) >> b;
+        }
+        lv_parents_per_level[l] = m;
+    }
+}
+
+// ---- tv_child_centric -----------------------------------------------------------------------
+
+struct ChildCentricParams {
+    node_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+}
+
+@group(0) @binding(0) var<storage, read> cc_levels: array<u32>;
+@group(0) @binding(1) var<storage, read> cc_first_children: array<u32>;
+@group(0) @binding(2) var<storage, read> cc_level_offsets: array<u32>;
+@group(0) @binding(3) var<storage, read> cc_parents_per_level: array<u32>;
+@group(0) @binding(4) var<storage, read> cc_meta: array<u32>;
+@group(0) @binding(5) var<storage, read_write> cc_positions: array<u32>;
+@group(0) @binding(6) var<storage, read_write> cc_nodes_at: array<u32>;
+@group(0) @binding(7) var<storage, read_write> cc_child_indices: array<u32>;
+@group(0) @binding(8) var<uniform> cc_p: ChildCentricParams;
+
+fn cc_position(node: u32, level: u32) -> u32 {
+    if level == 0u {
+        return node;
+    }
+    let levels = cc_p.levels;
+    let lv = min(level, levels + 1u);
+    let base = cc_level_offsets[lv];
+    let m = cc_parents_per_level[min(lv - 1u, levels)];
+    let j = node - base;
+    let c = 1u << cc_p.bits_per_level;
+    return base + (j % c) * m + j / c;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_child_centric(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                    @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    let nodes = cc_meta[META_NODES];
+    if n >= cc_p.node_bound || n >= nodes {
+        return;
+    }
+    let level = cc_levels[n];
+    let q = cc_position(n, level);
+    cc_positions[n] = q;
+    if q < nodes {
+        cc_nodes_at[q] = n;
+        let fc = cc_first_children[n];
+        var ci = NONE;
+        if fc != NONE {
+            ci = cc_position(fc, level + 1u);
+        }
+        cc_child_indices[q] = ci;
+    }
+}
+
+// ---- tv_nf ----------------------------------------------------------------------------------
+
+struct NfParams {
+    node_bound: u32,
+    off_nf_values: u32,
+}
+
+@group(0) @binding(0) var<storage, read> nf_values: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> nf_leaf_begins: array<u32>;
+@group(0) @binding(2) var<storage, read> nf_leaf_counts: array<u32>;
+@group(0) @binding(3) var<storage, read_write> nf_meta: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> nf_node_nf: array<vec2<u32>>;
+@group(0) @binding(5) var<uniform> nf_p: NfParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_nf(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    let nodes = atomicLoad(&nf_meta[META_NODES]);
+    if n >= nf_p.node_bound || n >= nodes {
+        return;
+    }
+    var v = vec2<u32>(0xffffffffu, 0xffffffffu);
+    if nf_leaf_counts[n] == 1u {
+        let l = atomicLoad(&nf_meta[META_LEAVES]);
+        v = nf_values[nf_p.off_nf_values + min(nf_leaf_begins[n], l - 1u)];
+        if v.x == 0xffffffffu && v.y == 0xffffffffu {
+            atomicOr(&nf_meta[META_ERRORS], ERR_NF_SENTINEL);
+        }
+    }
+    nf_node_nf[n] = v;
+}
+
+// ---- tv_particle_leaves ---------------------------------------------------------------------
+
+struct ParticleParams {
+    particle_bound: u32,
+    off_pl_lfp: u32,
+}
+
+@group(0) @binding(0) var<storage, read> pl_lfp: array<u32>;
+@group(0) @binding(1) var<storage, read> pl_meta: array<u32>;
+@group(0) @binding(2) var<storage, read_write> pl_particle_leaves: array<u32>;
+@group(0) @binding(3) var<uniform> pl_p: ParticleParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_particle_leaves(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                      @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = item(wid, nwg, lid);
+    if q >= pl_p.particle_bound || q >= pl_meta[META_PARTICLES] {
+        return;
+    }
+    // upper_bound(lfp[0..L], q) - 1
+    var first = 0u;
+    var count = pl_meta[META_LEAVES];
+    while count > 0u {
+        let step = count / 2u;
+        let probe = first + step;
+        if pl_lfp[pl_p.off_pl_lfp + probe] <= q {
+            first = probe + 1u;
+            count -= step + 1u;
+        } else {
+            count = step;
+        }
+    }
+    pl_particle_leaves[q] = first - 1u;
+}
+
+// ---- tv_boxes_f32 ---------------------------------------------------------------------------
+
+struct BoxParams {
+    node_bound: u32,
+    curve: u32,
+    levels: u32,
+    min_x: f32,
+    min_y: f32,
+    min_z: f32,
+    unit_x: f32,
+    unit_y: f32,
+    unit_z: f32,
+}
+
+@group(0) @binding(0) var<storage, read> bx_node_keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> bx_levels: array<u32>;
+@group(0) @binding(2) var<storage, read> bx_table: array<u32>;
+@group(0) @binding(3) var<storage, read> bx_side_log2: array<u32>;
+@group(0) @binding(4) var<storage, read> bx_meta: array<u32>;
+@group(0) @binding(5) var<storage, read_write> bx_centres: array<f32>;
+@group(0) @binding(6) var<storage, read_write> bx_halves: array<f32>;
+@group(0) @binding(7) var<uniform> bx_p: BoxParams;
+
+// f32(f64(v)): round v to 53 significant bits (nearest, ties to even), then to 24, as
+// the CPU's `v as f64 as f32` does; exact powers of two from bit patterns.
+fn f32_of_u64(v: vec2<u32>) -> f32 {
+    if is_zero64(v) {
+        return 0.0;
+    }
+    // Step 1: 53 bits. value = keep * 2^sh.
+    var keep = v;
+    var sh = 0u;
+    let p = msb64(v);
+    if p > 52u {
+        sh = p - 52u; // 1..=11: the dropped bits lie in the low word
+        keep = shr64(v, sh);
+        let rem = v.x & ((1u << sh) - 1u);
+        let half = 1u << (sh - 1u);
+        if rem > half || (rem == half && (keep.x & 1u) == 1u) {
+            keep = u64_add(keep, vec2<u32>(1u, 0u));
+            if keep.y == (1u << 21u) && keep.x == 0u {
+                keep = vec2<u32>(0u, 1u << 20u);
+                sh += 1u;
+            }
+        }
+    }
+    // Step 2: 24 bits. value = k2 * 2^(sh + sh2).
+    let q = msb64(keep);
+    var k2: u32;
+    var sh2 = 0u;
+    if q > 23u {
+        sh2 = q - 23u; // 1..=29: the dropped bits lie in the low word
+        k2 = shr64(keep, sh2).x;
+        let rem = keep.x & ((1u << sh2) - 1u);
+        let half = 1u << (sh2 - 1u);
+        if rem > half || (rem == half && (k2 & 1u) == 1u) {
+            k2 += 1u;
+            if k2 == (1u << 24u) {
+                k2 = 1u << 23u;
+                sh2 += 1u;
+            }
+        }
+    } else {
+        k2 = keep.x;
+    }
+    let q2 = firstLeadingBit(k2);
+    let e = sh + sh2 + q2;
+    let mantissa = (k2 << (23u - q2)) & 0x7fffffu;
+    return bitcast<f32>(((e + 127u) << 23u) | mantissa);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_boxes_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    if n >= bx_p.node_bound || n >= bx_meta[META_NODES] {
+        return;
+    }
+    let key = bx_node_keys[n];
+    let levels = bx_p.levels;
+    var c = array<vec2<u32>, 3>(vec2<u32>(0u, 0u), vec2<u32>(0u, 0u), vec2<u32>(0u, 0u));
+    if bx_p.curve == 2u {
+        for (var l = 0u; l < levels; l++) {
+            let bit = shr64(key, levels - 1u - l).x & 1u;
+            let a = min(bx_table[l], 2u);
+            c[a] = shl64(c[a], 1u) | vec2<u32>(bit, 0u);
+        }
+    } else {
+        var x = 0u;
+        var y = 0u;
+        var z = 0u;
+        var entry = 0u;
+        for (var l = 21u; l > 0u; l--) {
+            var digit = shr64(key, 3u * (l - 1u)).x & 7u;
+            if bx_p.curve == 1u {
+                entry = bx_table[((entry & ~7u) | digit) % 192u];
+                digit = entry & 7u;
+            }
+            x = (x << 1u) | ((digit >> 2u) & 1u);
+            y = (y << 1u) | ((digit >> 1u) & 1u);
+            z = (z << 1u) | (digit & 1u);
+        }
+        c[0] = vec2<u32>(x, 0u);
+        c[1] = vec2<u32>(y, 0u);
+        c[2] = vec2<u32>(z, 0u);
+    }
+    let level = min(bx_levels[n], levels);
+    let mins = array<f32, 3>(bx_p.min_x, bx_p.min_y, bx_p.min_z);
+    let units = array<f32, 3>(bx_p.unit_x, bx_p.unit_y, bx_p.unit_z);
+    for (var a = 0u; a < 3u; a++) {
+        let s = min(bx_side_log2[level * 3u + a], 63u);
+        let corner = shl64(shr64(c[a], s), s);
+        let side = bitcast<f32>((127u + s) << 23u) * units[a];
+        let half = side * 0.5;
+        let offset = f32_of_u64(corner) * units[a];
+        let lo = mins[a] + offset;
+        bx_centres[3u * n + a] = lo + half;
+        bx_halves[3u * n + a] = half;
+    }
+}
