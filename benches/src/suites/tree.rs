@@ -309,8 +309,8 @@ fn write_peer_pair(dir: &Path, name: &str, points: &[Vec<f64>; 3], bbox: Aabb<f6
 }
 
 /// Runs the suite on a GPU executor: the same sets and variants as the CPU, f64
-/// positions where the device does f64 arithmetic (and the kernels exist: binary keys of
-/// f64 positions need CUDA), else f32. With f64 the leaf arrays are compared with the
+/// positions on CUDA (Cornerstone's precision; WGSL has no f64 binary keys or views, so
+/// wgpu runs f32). With f64 the leaf arrays are compared with the
 /// CPU build's, and the records say whether they are equal.
 ///
 /// # Errors
@@ -336,7 +336,8 @@ pub fn run_gpu<E: orrery_core::GpuExecutor>(exec: &E, cfg: &Config) -> Result<Ve
             variants.push(Variant { shape: Shape::Binary, criterion: Criterion::leaf_count(BUCKET) });
             for v in variants {
                 let label = format!("{} {} {}", set.name(), millions(n), v.label());
-                let f64_ok = exec.limits().f64 && !(wgsl && v.shape == Shape::Binary);
+                // WGSL has neither f64 binary keys nor f64 views: wgpu runs f32.
+                let f64_ok = exec.limits().f64 && !wgsl;
                 let recs = if f64_ok {
                     gpu::variant::<E, f64>(exec, cfg, &label, &points, set, v)?
                 } else {
@@ -353,6 +354,8 @@ pub fn run_gpu<E: orrery_core::GpuExecutor>(exec: &E, cfg: &Config) -> Result<Ve
 mod gpu {
     use orrery_core::{Aabb, DType, GpuExecutor, Real, Result};
     use orrery_tree_build::gpu::{GpuTree, TreeReal};
+    use orrery_tree_build::gpu_view::{GpuTreeViewBuilder, GpuViewReal};
+    use orrery_tree_build::view::Geometry;
     use orrery_tree_build::{Rebalance, build, input};
 
     use super::{EXPANSION_STEPS, Variant, record, time_device};
@@ -369,7 +372,7 @@ mod gpu {
     /// One variant on the device: keys, sort, from scratch, an update of the unchanged
     /// tree (Cornerstone's "update (1 call)"), and one incremental step per phase and
     /// whole; the expanding set as 100 steps.
-    pub(super) fn variant<E: GpuExecutor, T: TreeReal>(
+    pub(super) fn variant<E: GpuExecutor, T: TreeReal + GpuViewReal>(
         exec: &E,
         cfg: &Config,
         label: &str,
@@ -460,8 +463,22 @@ mod gpu {
             },
             |t| t.rebalance(exec).map(drop),
         )?;
+        let geometry = Geometry::new(v.shape, bbox.expect("the suite gives a box"));
+        let mut builder = GpuTreeViewBuilder::<E, T>::new();
+        let step_view = measure_with_setup(
+            exec,
+            cfg.warmup,
+            cfg.repeats,
+            &mut tree,
+            |t| {
+                restore(t)?;
+                t.step(exec, &mx, &my, &mz, bbox).map(drop)
+            },
+            |t| t.build_view(exec, &mut builder, &geometry).map(drop),
+        )?;
         let whole = measure_with_setup(exec, cfg.warmup, cfg.repeats, &mut tree, restore, |t| {
-            t.step(exec, &mx, &my, &mz, bbox).map(drop)
+            t.step(exec, &mx, &my, &mz, bbox)?;
+            t.build_view(exec, &mut builder, &geometry).map(drop)
         })?;
         restore(&mut tree)?;
         tree.compute_keys(exec, &mx, &my, &mz, bbox)?;
@@ -481,14 +498,21 @@ mod gpu {
                 step_run.passes
             ),
         ));
+        out.push(record(&name, format!("{label} step view"), n, step_view, String::new()));
         let ratio = whole.median_ms / (step_keys.median_ms + step_sort.median_ms);
-        out.push(record(&name, format!("{label} step whole"), n, whole, format!("{ratio:.2}x keys + sort")));
+        out.push(record(
+            &name,
+            format!("{label} step whole"),
+            n,
+            whole,
+            format!("keys + sort + update + view: {ratio:.2}x keys + sort"),
+        ));
         Ok(out)
     }
 
     /// The expanding sphere on the device: per step an upload (untimed), keys, sort and the
     /// update from the previous step's tree.
-    fn expanding<E: GpuExecutor, T: TreeReal>(
+    fn expanding<E: GpuExecutor, T: TreeReal + GpuViewReal>(
         exec: &E,
         cfg: &Config,
         label: &str,

@@ -11,8 +11,10 @@ use super::keys::{KeyScratch, TreeReal, particle_keys};
 use super::passes::{RunShape, begin, enqueue_run};
 use super::status::{self, Status};
 use crate::build::{Convergence, Criterion, Rebalance};
+use crate::gpu_view::{DeviceTreeView, GpuTreeViewBuilder, GpuViewReal, LeafCount, ViewInput};
 use crate::input::Shape;
 use crate::leaves::Leaves;
+use crate::view::Geometry;
 
 /// The sorted particles of the last step.
 struct Particles<E: Executor> {
@@ -83,6 +85,8 @@ pub struct GpuTree<E: GpuExecutor> {
     /// Runs enqueued by replaying a recording, and recordings made.
     replays: usize,
     recorded: usize,
+    /// The leaf starts handed to the TreeView (the exclusive scan of the counts).
+    starts: Option<E::Buffer<u32>>,
 }
 
 impl<E: GpuExecutor> GpuTree<E> {
@@ -117,6 +121,7 @@ impl<E: GpuExecutor> GpuTree<E> {
             growths: 0,
             replays: 0,
             recorded: 0,
+            starts: None,
         })
     }
 
@@ -361,6 +366,43 @@ impl<E: GpuExecutor> GpuTree<E> {
     /// As [`GpuTree::sorted_keys`].
     pub fn order_view(&self) -> Result<View<'_, u32, E::Buffer<u32>>> {
         Ok(self.sorted()?.order.view())
+    }
+
+    /// The TreeView of the current tree, built on the device by `builder` from the leaf
+    /// array, the leaf starts (the exclusive scan of the counts: the leaves tile the key
+    /// range in order, so leaf `i` begins where the particles of the leaves before it
+    /// end) and the leaf count the last rebalance read back, so it costs no further host
+    /// read. `geometry` must be of this tree's shape (the box the keys were computed in).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] before the first rebalance or for a geometry of other
+    /// keys; as [`GpuTreeViewBuilder::build`].
+    pub fn build_view<'b, T: GpuViewReal>(
+        &mut self,
+        exec: &E,
+        builder: &'b mut GpuTreeViewBuilder<E, T>,
+        geometry: &Geometry<T>,
+    ) -> Result<&'b DeviceTreeView<E, T>> {
+        geometry.check_fits(self.layout())?;
+        let leaves = self.built()?.1.leaf_count as usize;
+        let particles = self.sorted()?.keys.len();
+        let mut starts = match self.starts.take() {
+            Some(b) if b.len() > leaves => b,
+            _ => exec.alloc(with_headroom(leaves + 1))?,
+        };
+        exec.exclusive_scan(self.counts_view()?, starts.slice_mut(0..leaves + 1)?)?;
+        let built = {
+            let input = ViewInput {
+                leaves: self.leaves_view()?,
+                leaf_count: LeafCount::Host(leaves),
+                leaf_starts: starts.slice(0..leaves + 1)?,
+                particle_bound: particles,
+                nf: None,
+            };
+            builder.build(exec, geometry, &input)
+        };
+        self.starts = Some(starts);
+        built
     }
 
     // ---- internals ------------------------------------------------------------------

@@ -18,8 +18,9 @@ use orrery_backend_cuda::{CudaExecutor, check_nvrtc, compile_module_to_cubin, co
 use orrery_backend_wgpu::WgpuExecutor;
 use orrery_core::executor::DeviceCount;
 use orrery_core::sfc::{BinaryLayout, Curve, KeyLayout};
-use orrery_core::{Aabb, Error, GpuExecutor, Real, Slice, Vec3};
+use orrery_core::{Aabb, Error, GpuExecutor, PositionsView, Real, Slice, Vec3};
 use orrery_tree_build::counts::leaf_starts;
+use orrery_tree_build::gpu::GpuTree;
 use orrery_tree_build::gpu_view::{
     GpuTreeViewBuilder, GpuViewReal, KERNEL_ENTRIES, KERNEL_MODULES, LeafCount, ViewInput, build_tree_view,
 };
@@ -382,6 +383,34 @@ fn errors<E: GpuExecutor>(exec: &E) {
     assert!(matches!(short, Err(Error::InvalidTree { .. })) || short.is_ok());
 }
 
+/// `GpuTree::build_view`: the view of a tree built on the device (leaf starts scanned
+/// from its counts there) equals the CPU view of the CPU tree of the same f32 positions.
+fn from_gpu_tree<E: GpuExecutor>(exec: &E) {
+    let bbox32 = Aabb::cube(-1.0f32, 1.0).unwrap();
+    for (name, cloud) in common::all(20_000, 5) {
+        for shape in SHAPES {
+            let label = format!("{name} {shape:?} GpuTree");
+            let (x, y, z): (Vec<f32>, Vec<f32>, Vec<f32>) = (
+                cloud.x.iter().map(|&v| v as f32).collect(),
+                cloud.y.iter().map(|&v| v as f32).collect(),
+                cloud.z.iter().map(|&v| v as f32).collect(),
+            );
+            let options = Rebalance::new(Criterion::leaf_count(16));
+            let sorted = input::sort_particles(PositionsView::new(&x, &y, &z).unwrap(), Some(bbox32), shape).unwrap();
+            let (cpu_tree, _) = build(&sorted.keys, sorted.layout, &options).unwrap();
+            let cpu = TreeView::from_tree(&cpu_tree, &sorted, shape, None).unwrap();
+
+            let (bx, by, bz) = (exec.upload(&x).unwrap(), exec.upload(&y).unwrap(), exec.upload(&z).unwrap());
+            let mut tree = GpuTree::new(exec, shape, options).unwrap();
+            tree.step(exec, &bx, &by, &bz, Some(bbox32)).unwrap();
+            let mut builder = GpuTreeViewBuilder::<E, f32>::new();
+            let geometry = Geometry::new(shape, bbox32);
+            let gpu = tree.build_view(exec, &mut builder, &geometry).unwrap().download(exec).unwrap();
+            assert_same(&label, gpu.parts(), cpu.parts());
+        }
+    }
+}
+
 macro_rules! executor_tests {
     ($m:ident, $open:ident, f64 = $f64:expr) => {
         mod $m {
@@ -431,6 +460,12 @@ macro_rules! executor_tests {
                 if $f64 {
                     growth::<_, f64>(e);
                 }
+            }
+
+            #[test]
+            fn a_gpu_tree_builds_its_view_on_the_device() {
+                let Some(e) = $open() else { return };
+                from_gpu_tree(e);
             }
 
             #[test]
