@@ -66,6 +66,7 @@
 mod buffers;
 pub(crate) mod kernels;
 mod keys;
+mod nf;
 mod passes;
 mod single;
 mod status;
@@ -77,5 +78,5 @@ pub use keys::TreeReal;
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
 pub use orrery_backend_wgpu::WgpuExecutor;
-pub use single::{leaf_count_ops, leaf_counts};
+pub use single::{leaf_count_ops, leaf_counts, nf_ops, nf_values, stencil_counts};
 pub use tree::GpuTree;

@@ -21,6 +21,11 @@
 //! tree keeps two recordings, one per parity, and the status word `CURRENT` says which
 //! to replay next. `tb_begin` (launched directly before each run, not recorded: its
 //! mode differs between a build, an update and a resume after growth) starts the run.
+//!
+//! NFCount replaces step 1 by its own counts, starts and stencil values (of the fresh
+//! leaves only, after a reset of every value in the run's first slot), decides from the
+//! values, and carries them into the new tree after the scatter ([`super::nf`]); its
+//! final count is the same steps for the final tree.
 
 use orrery_core::gpu::{GpuExecutor, LaunchConfig};
 use orrery_core::sfc::KeyLayout;
@@ -28,6 +33,7 @@ use orrery_core::{DeviceCount, Result, Slice};
 
 use super::buffers::LeafBuffers;
 use super::kernels::{THREADS, leaf_count, passes as k};
+use super::nf::{self, NfShape};
 use super::status;
 use crate::build::Criterion;
 
@@ -44,6 +50,30 @@ pub(crate) struct RunShape {
     pub criterion: Criterion,
     /// Pass budget.
     pub max_passes: u32,
+    /// NFCount's `hilbert` scalar (1 for Hilbert octree keys), 0 for LeafCount.
+    pub hilbert: u32,
+}
+
+impl RunShape {
+    fn nf(&self) -> NfShape {
+        NfShape {
+            n: self.n,
+            capacity: self.capacity,
+            bits: self.layout.bits_per_level(),
+            levels: self.layout.levels(),
+            hilbert: self.hilbert,
+        }
+    }
+}
+
+/// What the decide of a criterion reads: LeafCount the counts, NFCount the values
+/// `[W | G]` ([`super::nf`]).
+#[derive(Clone, Copy)]
+pub(crate) enum DecideInput<'a, E: GpuExecutor> {
+    /// Particles per leaf.
+    Counts(&'a E::Buffer<u32>),
+    /// NFCount's values.
+    NfValues(&'a E::Buffer<u64>),
 }
 
 /// One thread's launch (status kernels).
@@ -63,12 +93,16 @@ pub(crate) fn begin<E: GpuExecutor>(
 }
 
 /// The decide of `criterion` for the live leaves of `leaves`.
+///
+/// # Errors
+/// [`orrery_core::Error::InvalidArgument`] when `input` is not what the criterion reads;
+/// device failures.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decide<E: GpuExecutor>(
     exec: &E,
     criterion: Criterion,
     leaves: &E::Buffer<u64>,
-    counts: &E::Buffer<u32>,
+    input: DecideInput<'_, E>,
     ops: &mut E::Buffer<u32>,
     status: &mut E::Buffer<u32>,
     capacity: u32,
@@ -76,11 +110,17 @@ pub(crate) fn decide<E: GpuExecutor>(
 ) -> Result<()> {
     let config = LaunchConfig::per_item(capacity as usize, THREADS);
     let (bits, levels) = (layout.bits_per_level(), layout.levels());
-    match criterion {
-        Criterion::LeafCount { bucket } => {
+    match (criterion, input) {
+        (Criterion::LeafCount { bucket }, DecideInput::Counts(counts)) => {
             leaf_count::tb_leaf_count_ops(exec, &config, leaves, counts, ops, status, capacity, bucket, bits, levels)
         }
-        Criterion::NfCount { .. } => Err(super::tree::nf_count_unsupported(exec)),
+        (Criterion::NfCount { threshold, .. }, DecideInput::NfValues(vals)) => {
+            nf::ops(exec, leaves, vals, ops, status, capacity, threshold, bits, levels)
+        }
+        _ => Err(orrery_core::Error::InvalidArgument {
+            what: "GPU decide",
+            reason: "the criterion reads other inputs (LeafCount: counts, NFCount: values)".to_owned(),
+        }),
     }
 }
 
@@ -111,19 +151,37 @@ pub(crate) fn enqueue_run<E: GpuExecutor>(
     let cap = shape.capacity;
     let (bits, levels) = (shape.layout.bits_per_level(), shape.layout.levels());
     let scatter_config = LaunchConfig::per_item(cap as usize + 1, THREADS);
-    let LeafBuffers { leaves, counts: counts_buf, ops, offsets, .. } = bufs;
+    let nf_shape = shape.nf();
+    let LeafBuffers { leaves, counts: counts_buf, ops, offsets, nf: nf_bufs, .. } = bufs;
     let [first, second] = leaves;
     for slot in 0..shape.max_passes as usize {
-        let (src, dst) =
-            if (parity + slot).is_multiple_of(2) { (&*first, &mut *second) } else { (&*second, &mut *first) };
-        counts(exec, shape, keys, src, status, counts_buf)?;
-        decide(exec, shape.criterion, src, counts_buf, ops, status, cap, shape.layout)?;
+        let p = (parity + slot) % 2;
+        let (src, dst) = if p == 0 { (&*first, &mut *second) } else { (&*second, &mut *first) };
+        match nf_bufs.as_mut() {
+            None => {
+                counts(exec, shape, keys, src, status, counts_buf)?;
+                let input = DecideInput::Counts(&*counts_buf);
+                decide(exec, shape.criterion, src, input, ops, status, cap, shape.layout)?;
+            }
+            Some(nfb) => {
+                nf::prepare(exec, &nf_shape, slot == 0, keys, src, nfb, p, status)?;
+                let input = DecideInput::NfValues(&nfb.vals[p]);
+                decide(exec, shape.criterion, src, input, ops, status, cap, shape.layout)?;
+            }
+        }
         let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
         exec.exclusive_scan_counted(&*ops, live, &mut *offsets)?;
         k::tb_scatter(exec, &scatter_config, src, &*ops, &*offsets, dst, &mut *status, cap, bits, levels)?;
+        if let Some(nfb) = nf_bufs.as_mut() {
+            nf::carry(exec, &nf_shape, &*ops, &*offsets, nfb, p, &*status)?;
+        }
         k::tb_finish(exec, &single(), &*offsets, &mut *status, cap, shape.max_passes)?;
     }
-    let last = if (parity + shape.max_passes as usize).is_multiple_of(2) { &*first } else { &*second };
-    counts(exec, shape, keys, last, status, counts_buf)?;
+    let p = (parity + shape.max_passes as usize) % 2;
+    let last = if p == 0 { &*first } else { &*second };
+    match nf_bufs.as_mut() {
+        None => counts(exec, shape, keys, last, status, counts_buf)?,
+        Some(nfb) => nf::prepare(exec, &nf_shape, shape.max_passes == 0, keys, last, nfb, p, status)?,
+    }
     k::tb_finish(exec, &single(), &*offsets, status, cap, shape.max_passes)
 }

@@ -3,6 +3,7 @@
 mod common;
 mod golden;
 mod gpu;
+mod gpu_nf;
 mod invariants;
 mod nfcount;
 mod view;
