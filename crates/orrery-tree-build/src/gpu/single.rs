@@ -148,10 +148,7 @@ pub fn nf_ops<E: GpuExecutor>(
     let mut ops = exec.alloc::<u32>(l)?;
     let mut st = running_status(exec, l)?;
     // The geometry does not enter the decide; any geometry of this layout will do.
-    let criterion = Criterion::NfCount {
-        threshold,
-        geometry: KeyGeometry::Octree(orrery_core::sfc::Curve::Morton),
-    };
+    let criterion = Criterion::NfCount { threshold, geometry: KeyGeometry::Octree(orrery_core::sfc::Curve::Morton) };
     decide(exec, criterion, &keys, DecideInput::NfValues(&vals), &mut ops, &mut st, cap, leaves.layout())?;
     exec.download(&ops)
 }

@@ -147,7 +147,12 @@ pub fn single_kernels_match_the_cpu<E: GpuExecutor>(exec: &E) {
     let mut cases: Vec<(String, Cloud, Shape, Aabb<f64>)> = Vec::new();
     for (name, cloud) in common::all(5_000, 13) {
         for shape in SHAPES {
-            cases.push((format!("{name} {shape:?}"), Cloud { x: cloud.x.clone(), y: cloud.y.clone(), z: cloud.z.clone() }, shape, common::unit_box()));
+            cases.push((
+                format!("{name} {shape:?}"),
+                Cloud { x: cloud.x.clone(), y: cloud.y.clone(), z: cloud.z.clone() },
+                shape,
+                common::unit_box(),
+            ));
         }
     }
     let rect = Aabb::new(Vec3::new(-1.0, -0.5, -0.25), Vec3::new(1.0, 0.5, 0.25)).unwrap();
@@ -182,8 +187,7 @@ pub fn single_kernels_match_the_cpu<E: GpuExecutor>(exec: &E) {
             for (q, &(key, level, near)) in queries.iter().enumerate() {
                 let reference = stencil_count_reference(geometry, &s.keys, key, level);
                 assert_eq!(gpu_s[q], reference, "{label}: stencil of key {key} level {level} near {near}");
-                let cheap =
-                    stencil_count(geometry, keys, state.starts(), &s.keys, key, level, near as usize);
+                let cheap = stencil_count(geometry, keys, state.starts(), &s.keys, key, level, near as usize);
                 assert_eq!(cheap, reference, "{label}: CPU cheap stencil");
             }
             let (nf, group) = gpu::nf_values(exec, geometry, &leaves, &s.keys).unwrap();
@@ -369,9 +373,15 @@ pub fn bad_input_gets_typed_errors<E: GpuExecutor>(exec: &E) {
     let zero = nf_count(hilbert, 0);
     assert!(matches!(GpuTree::new(exec, hilbert, zero), Err(Error::InvalidArgument { what: "threshold", .. })));
     let morton = nf_count(Shape::Octree(Curve::Morton), THRESHOLD);
-    assert!(matches!(GpuTree::new(exec, hilbert, morton), Err(Error::InvalidArgument { what: "NFCount geometry", .. })));
+    assert!(matches!(
+        GpuTree::new(exec, hilbert, morton),
+        Err(Error::InvalidArgument { what: "NFCount geometry", .. })
+    ));
     let binary = nf_count(Shape::Binary, THRESHOLD);
-    assert!(matches!(GpuTree::new(exec, hilbert, binary), Err(Error::InvalidArgument { what: "NFCount geometry", .. })));
+    assert!(matches!(
+        GpuTree::new(exec, hilbert, binary),
+        Err(Error::InvalidArgument { what: "NFCount geometry", .. })
+    ));
     let tree = GpuTree::new(exec, hilbert, nf_count(hilbert, THRESHOLD)).unwrap();
     assert!(matches!(tree.nf(exec), Err(Error::InvalidArgument { .. })));
     // A LeafCount tree has no NF values.
