@@ -1,29 +1,36 @@
 // shaders/tree/nf_count.wgsl — the NFCount criterion of a rebalance pass
-// (crates/orrery-tree-build/src/gpu/passes.rs; host reference crate::nfcount), the WGSL
-// twin of kernels/tree/nf_count.cu: same entry points, same arguments, same integers.
-// Module "tree/nf_count": common.wgsl, then this file.
+// (crates/orrery-tree-build/src/gpu/passes.rs and nf.rs; host reference crate::nfcount),
+// the WGSL twin of kernels/tree/nf_count.cu: same entry points, same arguments, same
+// integers. Module "tree/nf_count": common.wgsl, then this file.
 //
-// What it computes: see nf_count.cu (tb_nf_reset, tb_nf_counts, tb_nf_eval, tb_nf_ops,
-//   tb_nf_carry, tb_nf_stencil_counts). 64-bit values (keys, W, group values, masks) are
-//   vec2<u32>, low word first. S (the particles of a stencil) is a sum over disjoint cells,
-//   so it is at most the particle count and fits a u32; W = n * S is the full 32 x 32 ->
-//   64-bit product (mul_wide), as u64 on the host (which never saturates there).
+// What it computes: see nf_count.cu (tb_nf_starts, tb_nf_eval, tb_nf_ops, tb_nf_scatter,
+//   tb_nf_stencil_counts; starts and vals by parity). 64-bit values (keys, W, group
+//   values, masks) are vec2<u32>, low word first. S (the particles of a stencil) is a sum
+//   over disjoint cells, so it is at most the particle count and fits a u32; W = n * S is
+//   the full 32 x 32 -> 64-bit product (mul_wide), as u64 on the host (which never
+//   saturates there).
 //
-// Launch shape: one invocation per leaf of the capacity (per query for
-//   tb_nf_stencil_counts), workgroups of THREADS over a 2D dispatch (item_index);
-//   invocations past L return at once.
+// Launch shape: one invocation per leaf of the capacity (tb_nf_starts and tb_nf_scatter:
+//   of capacity + 1; tb_nf_stencil_counts per query), workgroups of THREADS over a 2D
+//   dispatch (item_index); invocations past L return at once.
 //
-// Buffers (binding: direction, length, layout)
-//   tb_nf_reset:   0 vals (rw, 2 capacity vec2<u32>), 1 status (r), 2 params {capacity}
-//   tb_nf_counts:  0 keys (r, n), 1 leaves (r, capacity + 1), 2 vals (r), 3 counts (rw,
-//                  capacity), 4 status (rw), 5 params {n, capacity}
-//   tb_nf_eval:    0 leaves (r), 1 starts (r, capacity + 1), 2 keys (r), 3 geom (r, 768),
-//                  4 vals (rw), 5 status (r), 6 params {capacity, n, hilbert, bits, levels}
+// Buffers (binding: direction, length, layout); at most 8 storage buffers per entry
+//   (WebGPU's default limit)
+//   tb_nf_starts:  0 keys (r, n vec2<u32>), 1 leaves (r, capacity + 1), 2 starts (rw,
+//                  2 (capacity + 1)), 3 vals (rw, 4 capacity vec2<u32>), 4 status (r),
+//                  5 params {n, capacity, parity, reset}
+//   tb_nf_eval:    0 leaves (r), 1 starts (r), 2 keys (r), 3 geom (r, 768), 4 vals (rw),
+//                  5 counts (rw, capacity), 6 status (r), 7 params {capacity, n, parity,
+//                  hilbert, bits, levels}
 //   tb_nf_ops:     0 leaves (r), 1 vals (r), 2 ops (rw), 3 status (rw atomic), 4 params
-//                  {capacity, threshold_lo, threshold_hi, bits, levels}
-//   tb_nf_carry:   0 ops (r), 1 offsets (r), 2 starts (r), 3 counts (r), 4 vals (r),
-//                  5 next_counts (rw), 6 next_vals (rw), 7 status (r), 8 params
-//                  {capacity, bits}
+//                  {capacity, parity, threshold_lo, threshold_hi, bits, levels}
+//   tb_nf_scatter: 0 leaves (r), 1 ops (r), 2 offsets (r), 3 next (rw), 4 status (rw
+//                  atomic), 5 starts (rw), 6 vals (rw), 7 params {capacity, parity, bits,
+//                  levels}
+//
+// No invocation loops more than a few thousand times (lavapipe's gallivm ends any
+// invocation after 65535 loop iterations in total): a split's children are searched by
+// tb_nf_starts, one invocation each, not by the scatter's invocation.
 //   tb_nf_stencil_counts: 0 leaves, 1 starts, 2 keys, 3 geom (as tb_nf_eval), 4 qkeys (r),
 //                  5 qmeta (r, 2 per query: level, near), 6 out (rw), 7 params
 //                  {queries, live, n, hilbert, bits, levels}
@@ -32,7 +39,6 @@
 //
 // Measured cost: not measured yet.
 
-const NF_SCAN_COUNT: u32 = 10u;
 const NF_GEOM_WORDS: u32 = 768u;
 const NF_ENCODE: u32 = 0u;
 const NF_DECODE: u32 = 192u;
@@ -137,7 +143,7 @@ fn nf_leaf_holding(last: u32, key: vec2<u32>, near_in: u32) -> u32 {
     return lo + nf_upper_bound_leaves(lo + 1u, top, key);
 }
 
-fn nf_cell_count(live: u32, n: u32, first: vec2<u32>, end: vec2<u32>, near: u32) -> u32 {
+fn nf_cell_count(live: u32, n: u32, sb: u32, first: vec2<u32>, end: vec2<u32>, near: u32) -> u32 {
     let j = nf_leaf_holding(live, first, near);
     let inside = !u64_eq(st_leaves[j], first) || u64_lt(end, st_leaves[j + 1u]) || u64_le(end, first);
     if !inside {
@@ -145,10 +151,10 @@ fn nf_cell_count(live: u32, n: u32, first: vec2<u32>, end: vec2<u32>, near: u32)
         if !u64_eq(st_leaves[j + 1u], end) {
             k = nf_leaf_holding(live, u64_sub(end, vec2<u32>(1u, 0u)), j + 1u) + 1u;
         }
-        return select(0u, st_starts[k] - st_starts[j], st_starts[k] >= st_starts[j]);
+        return select(0u, st_starts[sb + k] - st_starts[sb + j], st_starts[sb + k] >= st_starts[sb + j]);
     }
-    let lo = min(st_starts[j], n);
-    let hi = min(max(st_starts[j + 1u], lo), n);
+    let lo = min(st_starts[sb + j], n);
+    let hi = min(max(st_starts[sb + j + 1u], lo), n);
     let a = nf_lower_bound_keys(lo, hi, end);
     let b = nf_lower_bound_keys(lo, hi, first);
     return select(0u, a - b, a >= b);
@@ -170,18 +176,36 @@ fn nf_run_table(table: u32, prefix: vec2<u32>, levels: u32) -> vec2<u32> {
     return out;
 }
 
-// The particles of the 27 level-`level_in` cells around the one holding `key` (S < 2^32).
-fn nf_stencil(live: u32, n: u32, key: vec2<u32>, level_in: u32, near: u32, hilbert: u32, bits: u32,
+fn clz64(v: vec2<u32>) -> u32 {
+    if v.y != 0u {
+        return countLeadingZeros(v.y);
+    }
+    return 32u + countLeadingZeros(v.x);
+}
+
+// The particles of the 27 level-`level_in` cells around the one holding `key` (S < 2^32),
+// with the starts at st_starts[sb..]. Hilbert: the cell's Morton prefix and the encoder's
+// states along its path; a neighbour runs the table only below its first differing digit.
+fn nf_stencil(live: u32, n: u32, sb: u32, key: vec2<u32>, level_in: u32, near: u32, hilbert: u32, bits: u32,
               levels: u32) -> u32 {
     let level = min(level_in, levels);
     let shift = bits * (levels - level);
     let size = pow2_64(shift);
     let start = key & ~u64_sub(size, vec2<u32>(1u, 0u));
     var masks = array<vec2<u32>, 3>(nf_mask(level, 0u), nf_mask(level, 1u), nf_mask(level, 2u));
-    var base = start;
+    let hprefix = shr64(start, shift);
+    var mprefix = hprefix;
+    var states: array<u32, 22>;
     if hilbert != 0u {
-        base = shl64(nf_run_table(NF_DECODE, shr64(start, shift), level), shift);
+        mprefix = nf_run_table(NF_DECODE, hprefix, level);
+        var e = 0u;
+        for (var k = 0u; k < level; k++) {
+            states[k] = e & ~7u;
+            let digit = shr64(mprefix, 3u * (level - 1u - k)).x & 7u;
+            e = st_geom[NF_ENCODE + (((e & ~7u) | digit) & 255u)];
+        }
     }
+    let base = shl64(mprefix, shift);
     var sum = 0u;
     for (var c = 0u; c < 27u; c++) {
         var d = array<i32, 3>(i32(c / 9u) - 1, i32(c / 3u % 3u) - 1, i32(c % 3u) - 1);
@@ -211,9 +235,22 @@ fn nf_stencil(live: u32, n: u32, key: vec2<u32>, level_in: u32, near: u32, hilbe
         }
         var first = cell;
         if hilbert != 0u {
-            first = shl64(nf_run_table(NF_ENCODE, shr64(cell, shift), level), shift);
+            let m = shr64(cell, shift);
+            let diff = m ^ mprefix;
+            var h = hprefix;
+            if !u64_eq(diff, vec2<u32>(0u, 0u)) {
+                let k = level - 1u - (63u - clz64(diff)) / 3u;
+                var e = states[k];
+                h = shr64(hprefix, 3u * (level - k));
+                for (var j = k; j < level; j++) {
+                    let digit = shr64(m, 3u * (level - 1u - j)).x & 7u;
+                    e = st_geom[NF_ENCODE + (((e & ~7u) | digit) & 255u)];
+                    h = shl64(h, 3u) | vec2<u32>(e & 7u, 0u);
+                }
+            }
+            first = shl64(h, shift);
         }
-        sum += nf_cell_count(live, n, first, u64_add(first, size), near);
+        sum += nf_cell_count(live, n, sb, first, u64_add(first, size), near);
     }
     return sum;
 }
@@ -242,51 +279,30 @@ fn nf_group(leaf: vec2<u32>, level: u32, i: u32, live: u32, bits: u32, levels: u
     return vec2<u32>(f, s);
 }
 
-// ---- tb_nf_reset ---------------------------------------------------------------------------
+// ---- tb_nf_starts --------------------------------------------------------------------------
 
-struct ResetParams {
-    capacity: u32,
-}
-
-@group(0) @binding(0) var<storage, read_write> rs_vals: array<vec2<u32>>;
-@group(0) @binding(1) var<storage, read> rs_status: array<u32>;
-@group(0) @binding(2) var<uniform> rs_p: ResetParams;
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn tb_nf_reset(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-               @builtin(num_workgroups) nwg: vec3<u32>) {
-    if rs_status[ST_STATE] == DONE {
-        return;
-    }
-    let i = item_index(wid, nwg, lid);
-    if i >= min(rs_status[ST_LEAF_COUNT], rs_p.capacity) {
-        return;
-    }
-    rs_vals[i] = NF_ALL;
-    rs_vals[rs_p.capacity + i] = NF_ALL;
-}
-
-// ---- tb_nf_counts --------------------------------------------------------------------------
-
-struct NfCountsParams {
+struct StartsParams {
     n: u32,
     capacity: u32,
+    parity: u32,
+    reset: u32,
 }
 
-@group(0) @binding(0) var<storage, read> nc_keys: array<vec2<u32>>;
-@group(0) @binding(1) var<storage, read> nc_leaves: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> nc_vals: array<vec2<u32>>;
-@group(0) @binding(3) var<storage, read_write> nc_counts: array<u32>;
-@group(0) @binding(4) var<storage, read_write> nc_status: array<u32>;
-@group(0) @binding(5) var<uniform> nc_p: NfCountsParams;
+@group(0) @binding(0) var<storage, read> rs_keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> rs_leaves: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read_write> rs_starts: array<u32>;
+@group(0) @binding(3) var<storage, read_write> rs_vals: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read> rs_status: array<u32>;
+@group(0) @binding(5) var<uniform> rs_p: StartsParams;
 
-fn nc_lower_bound(q: vec2<u32>) -> u32 {
+// lower_bound_one over rs_keys[lo, hi), relative to lo.
+fn rs_lower_bound(lo: u32, hi: u32, q: vec2<u32>) -> u32 {
     var first = 0u;
-    var count = nc_p.n;
+    var count = select(0u, hi - lo, hi > lo);
     while count > 0u {
         let step = count / 2u;
         let probe = first + step;
-        if u64_lt(nc_keys[probe], q) {
+        if u64_lt(rs_keys[lo + probe], q) {
             first = probe + 1u;
             count -= step + 1u;
         } else {
@@ -297,21 +313,37 @@ fn nc_lower_bound(q: vec2<u32>) -> u32 {
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn tb_nf_counts(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+fn tb_nf_starts(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
+    if rs_status[ST_STATE] == DONE {
+        return;
+    }
+    let cap = rs_p.capacity;
+    let live = min(rs_status[ST_LEAF_COUNT], cap);
     let i = item_index(wid, nwg, lid);
-    let done = nc_status[ST_STATE] == DONE;
-    let live = min(nc_status[ST_LEAF_COUNT], nc_p.capacity);
-    if i == 0u {
-        nc_status[NF_SCAN_COUNT] = select(live, 0u, done);
-    }
-    if done || i >= live {
+    if i > live {
         return;
     }
-    if !u64_eq(nc_vals[i], NF_ALL) {
+    let sb = rs_p.parity * (cap + 1u);
+    let vb = rs_p.parity * 2u * cap;
+    let n = rs_p.n;
+    if rs_p.reset != 0u {
+        rs_starts[sb + i] = rs_lower_bound(0u, n, rs_leaves[i]);
+        if i == live {
+            return;
+        }
+        rs_vals[vb + i] = NF_ALL;
+        rs_vals[vb + cap + i] = NF_ALL;
         return;
     }
-    nc_counts[i] = nc_lower_bound(nc_leaves[i + 1u]) - nc_lower_bound(nc_leaves[i]);
+    if i == live || !u64_eq(rs_vals[vb + i], NF_ALL) || u64_eq(rs_vals[vb + cap + i], NF_ALL) {
+        return;
+    }
+    let lo = min(rs_starts[sb + i], n);
+    let end = rs_vals[vb + cap + i];
+    let hi = max(select(n, min(end.x, n), end.y == 0u), lo);
+    rs_starts[sb + i] = lo + rs_lower_bound(lo, hi, rs_leaves[i]);
+    rs_vals[vb + cap + i] = NF_ALL;
 }
 
 // ---- tb_nf_eval ----------------------------------------------------------------------------
@@ -319,14 +351,16 @@ fn tb_nf_counts(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
 struct EvalParams {
     capacity: u32,
     n: u32,
+    parity: u32,
     hilbert: u32,
     bits: u32,
     levels: u32,
 }
 
 @group(0) @binding(4) var<storage, read_write> ev_vals: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read> ev_status: array<u32>;
-@group(0) @binding(6) var<uniform> ev_p: EvalParams;
+@group(0) @binding(5) var<storage, read_write> ev_counts: array<u32>;
+@group(0) @binding(6) var<storage, read> ev_status: array<u32>;
+@group(0) @binding(7) var<uniform> ev_p: EvalParams;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn tb_nf_eval(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -340,39 +374,45 @@ fn tb_nf_eval(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
     if i >= live {
         return;
     }
+    let sb = ev_p.parity * (cap + 1u);
+    let vb = ev_p.parity * 2u * cap;
     let bits = ev_p.bits;
     let levels = ev_p.levels;
     let key = st_leaves[i];
     let level = leaf_level(key, st_leaves[i + 1u], bits, levels);
-    if u64_eq(ev_vals[i], NF_ALL) {
-        let count = select(0u, st_starts[i + 1u] - st_starts[i], st_starts[i + 1u] >= st_starts[i]);
+    let s0 = st_starts[sb + i];
+    let s1 = st_starts[sb + i + 1u];
+    let count = select(0u, s1 - s0, s1 >= s0);
+    ev_counts[i] = count;
+    if u64_eq(ev_vals[vb + i], NF_ALL) {
         var w = vec2<u32>(0u, 0u);
         if count > 0u {
-            w = mul_wide(count, nf_stencil(live, ev_p.n, key, level, i, ev_p.hilbert, bits, levels));
+            w = mul_wide(count, nf_stencil(live, ev_p.n, sb, key, level, i, ev_p.hilbert, bits, levels));
         }
-        ev_vals[i] = w;
+        ev_vals[vb + i] = w;
     }
     let g = nf_group(key, level, i, live, bits, levels);
     if g.x == 0xffffffffu || g.y != 0u {
-        ev_vals[cap + i] = NF_ALL;
+        ev_vals[vb + cap + i] = NF_ALL;
         return;
     }
-    if !u64_eq(ev_vals[cap + i], NF_ALL) {
+    if !u64_eq(ev_vals[vb + cap + i], NF_ALL) {
         return;
     }
-    let end = st_starts[i + (1u << bits)];
-    let count = select(0u, end - st_starts[i], end >= st_starts[i]);
+    let end = st_starts[sb + i + (1u << bits)];
+    let parent = select(0u, end - s0, end >= s0);
     var v = vec2<u32>(0u, 0u);
-    if count > 0u {
-        v = mul_wide(count, nf_stencil(live, ev_p.n, key, level - 1u, i, ev_p.hilbert, bits, levels));
+    if parent > 0u {
+        v = mul_wide(parent, nf_stencil(live, ev_p.n, sb, key, level - 1u, i, ev_p.hilbert, bits, levels));
     }
-    ev_vals[cap + i] = v;
+    ev_vals[vb + cap + i] = v;
 }
 
 // ---- tb_nf_ops -----------------------------------------------------------------------------
 
 struct OpsParams {
     capacity: u32,
+    parity: u32,
     threshold_lo: u32,
     threshold_hi: u32,
     bits: u32,
@@ -397,6 +437,7 @@ fn tb_nf_ops(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
     if i >= live {
         return;
     }
+    let vb = op_p.parity * 2u * cap;
     let bits = op_p.bits;
     let levels = op_p.levels;
     let threshold = vec2<u32>(op_p.threshold_lo, op_p.threshold_hi);
@@ -412,19 +453,19 @@ fn tb_nf_ops(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
             let last = f + children;
             let parent_size = pow2_64(bits * (levels - level + 1u));
             if last <= live && u64_eq(op_leaves[last], u64_add(op_leaves[f], parent_size)) {
-                merge = u64_le(op_vals[cap + f], threshold);
+                merge = u64_le(op_vals[vb + cap + f], threshold);
             }
         }
     }
     var op = 0u;
     if !merge {
         op = 1u;
-        let w = op_vals[i];
+        let w = op_vals[vb + i];
         let jmax = max(NF_MAX_JUMP_BITS / bits, 1u);
         for (var j = jmax; j >= 1u; j--) {
-            let s = 2u * bits * (j - 1u);
-            var bar = shl64(threshold, s);
-            if s > 0u && !u64_eq(shr64(threshold, 64u - s), vec2<u32>(0u, 0u)) {
+            let sh = 2u * bits * (j - 1u);
+            var bar = shl64(threshold, sh);
+            if sh > 0u && !u64_eq(shr64(threshold, 64u - sh), vec2<u32>(0u, 0u)) {
                 bar = NF_ALL;
             }
             if u64_lt(bar, w) && level + j <= levels {
@@ -439,59 +480,81 @@ fn tb_nf_ops(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
     }
 }
 
-// ---- tb_nf_carry ---------------------------------------------------------------------------
+// ---- tb_nf_scatter -------------------------------------------------------------------------
 
-struct CarryParams {
+struct NfScatterParams {
     capacity: u32,
+    parity: u32,
     bits: u32,
+    levels: u32,
 }
 
-@group(0) @binding(0) var<storage, read> ca_ops: array<u32>;
-@group(0) @binding(1) var<storage, read> ca_offsets: array<u32>;
-@group(0) @binding(2) var<storage, read> ca_starts: array<u32>;
-@group(0) @binding(3) var<storage, read> ca_counts: array<u32>;
-@group(0) @binding(4) var<storage, read> ca_vals: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read_write> ca_next_counts: array<u32>;
-@group(0) @binding(6) var<storage, read_write> ca_next_vals: array<vec2<u32>>;
-@group(0) @binding(7) var<storage, read> ca_status: array<u32>;
-@group(0) @binding(8) var<uniform> ca_p: CarryParams;
+@group(0) @binding(0) var<storage, read> ns_leaves: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> ns_ops: array<u32>;
+@group(0) @binding(2) var<storage, read> ns_offsets: array<u32>;
+@group(0) @binding(3) var<storage, read_write> ns_next: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read_write> ns_status: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> ns_starts: array<u32>;
+@group(0) @binding(6) var<storage, read_write> ns_vals: array<vec2<u32>>;
+@group(0) @binding(7) var<uniform> ns_p: NfScatterParams;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn tb_nf_carry(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-               @builtin(num_workgroups) nwg: vec3<u32>) {
-    if ca_status[ST_STATE] != RUN || ca_status[ST_CHANGED] == 0u {
+fn tb_nf_scatter(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                 @builtin(num_workgroups) nwg: vec3<u32>) {
+    if atomicLoad(&ns_status[ST_STATE]) != RUN || atomicLoad(&ns_status[ST_CHANGED]) == 0u {
         return;
     }
-    let cap = ca_p.capacity;
-    let live = min(ca_status[ST_LEAF_COUNT], cap);
-    if ca_offsets[live] > cap {
-        return;
-    }
+    let cap = ns_p.capacity;
+    let live = min(atomicLoad(&ns_status[ST_LEAF_COUNT]), cap);
+    let total = ns_offsets[live];
     let i = item_index(wid, nwg, lid);
-    if i >= live {
-        return;
-    }
-    let op = ca_ops[i];
-    if op == 0u {
-        return;
-    }
-    let o = ca_offsets[i];
-    if op == 1u {
-        if i + 1u < live && ca_ops[i + 1u] == 0u {
-            let end = ca_starts[i + (1u << ca_p.bits)];
-            ca_next_counts[o] = select(0u, end - ca_starts[i], end >= ca_starts[i]);
-            ca_next_vals[o] = ca_vals[cap + i];
-            ca_next_vals[cap + o] = NF_ALL;
-        } else {
-            ca_next_counts[o] = ca_counts[i];
-            ca_next_vals[o] = ca_vals[i];
-            ca_next_vals[cap + o] = ca_vals[cap + i];
+    if total > cap {
+        if i == 0u {
+            atomicStore(&ns_status[ST_OVERFLOW], 1u);
+            atomicStore(&ns_status[ST_NEEDED], total);
         }
         return;
     }
+    if i > live {
+        return;
+    }
+    let sb = ns_p.parity * (cap + 1u);
+    let nsb = (ns_p.parity ^ 1u) * (cap + 1u);
+    let vb = ns_p.parity * 2u * cap;
+    let nvb = (ns_p.parity ^ 1u) * 2u * cap;
+    if i == live {
+        ns_next[total] = key_end(ns_p.bits, ns_p.levels);
+        ns_starts[nsb + total] = ns_starts[sb + live];
+        return;
+    }
+    let op = ns_ops[i];
+    if op == 0u {
+        return;
+    }
+    let o = ns_offsets[i];
+    let key = ns_leaves[i];
+    let s0 = ns_starts[sb + i];
+    if op == 1u {
+        ns_next[o] = key;
+        ns_starts[nsb + o] = s0;
+        if i + 1u < live && ns_ops[i + 1u] == 0u {
+            ns_vals[nvb + o] = ns_vals[vb + cap + i];
+            ns_vals[nvb + cap + o] = NF_ALL;
+        } else {
+            ns_vals[nvb + o] = ns_vals[vb + i];
+            ns_vals[nvb + cap + o] = ns_vals[vb + cap + i];
+        }
+        return;
+    }
+    let level = leaf_level(key, ns_leaves[i + 1u], ns_p.bits, ns_p.levels);
+    let jump = countTrailingZeros(op) / ns_p.bits;
+    let shift = ns_p.bits * (ns_p.levels - level - jump);
+    let hi = vec2<u32>(ns_starts[sb + i + 1u], 0u);
     for (var c = 0u; c < op; c++) {
-        ca_next_vals[o + c] = NF_ALL;
-        ca_next_vals[cap + o + c] = NF_ALL;
+        ns_next[o + c] = u64_add(key, shl64(vec2<u32>(c, 0u), shift));
+        ns_starts[nsb + o + c] = s0;
+        ns_vals[nvb + o + c] = NF_ALL;
+        ns_vals[nvb + cap + o + c] = select(hi, NF_ALL, c == 0u);
     }
 }
 
@@ -518,7 +581,7 @@ fn tb_nf_stencil_counts(@builtin(local_invocation_index) lid: u32, @builtin(work
     if q >= sq_p.queries {
         return;
     }
-    let s = nf_stencil(sq_p.live, sq_p.n, sq_keys[q], sq_meta[2u * q], sq_meta[2u * q + 1u], sq_p.hilbert, sq_p.bits,
+    let s = nf_stencil(sq_p.live, sq_p.n, 0u, sq_keys[q], sq_meta[2u * q], sq_meta[2u * q + 1u], sq_p.hilbert, sq_p.bits,
                        sq_p.levels);
     sq_out[q] = vec2<u32>(s, 0u);
 }

@@ -45,10 +45,7 @@ pub const ENTRIES: [(&str, &[&str]); 4] = [
     ("tree/keys", &["tb_remove_outside_f32", "tb_remove_outside_f64", "tb_binary_keys_f32", "tb_binary_keys_f64"]),
     ("tree/passes", &["tb_leaf_counts", "tb_scatter", "tb_finish", "tb_begin"]),
     ("tree/leaf_count", &["tb_leaf_count_ops"]),
-    (
-        "tree/nf_count",
-        &["tb_nf_reset", "tb_nf_counts", "tb_nf_eval", "tb_nf_ops", "tb_nf_carry", "tb_nf_stencil_counts"],
-    ),
+    ("tree/nf_count", &["tb_nf_starts", "tb_nf_eval", "tb_nf_ops", "tb_nf_scatter", "tb_nf_stencil_counts"]),
 ];
 
 /// Entry points of [`ENTRIES`] that WGSL lacks (f64 arithmetic).
@@ -120,33 +117,32 @@ pub(crate) mod leaf_count {
 pub(crate) mod nf_count {
     orrery_core::kernels! {
         module = super::NF_COUNT;
-        /// Marks every live leaf's values fresh (`W = FRESH`, `G = NO_GROUP`): the first
-        /// tree of a run is evaluated from scratch.
-        pub(crate) fn tb_nf_reset(write vals: u64, read status: u32, scalar capacity: u32);
-        /// Counts the fresh leaves (two searches each) and sets the live count of the
-        /// scan of counts into starts.
-        pub(crate) fn tb_nf_counts(
-            read keys: u64, read leaves: u64, read vals: u64, write counts: u32, write status: u32,
-            scalar n: u32, scalar capacity: u32,
+        /// The first particles of the tree of parity `parity`: every leaf's by a search of
+        /// all keys, and fresh values (`reset` = 1, the run's first tree), or the split
+        /// children's by a search of their parent's particles (`reset` = 0).
+        pub(crate) fn tb_nf_starts(
+            read keys: u64, read leaves: u64, write starts: u32, write vals: u64, read status: u32,
+            scalar n: u32, scalar capacity: u32, scalar parity: u32, scalar reset: u32,
         );
-        /// `W = n * S` of the fresh leaves and the parent value of the complete groups'
-        /// leaders without a carried one.
+        /// Counts from the starts, `W = n * S` of the fresh leaves and the parent value of
+        /// the complete groups' leaders without a carried one.
         pub(crate) fn tb_nf_eval(
-            read leaves: u64, read starts: u32, read keys: u64, read geom: u32, write vals: u64, read status: u32,
-            scalar capacity: u32, scalar n: u32, scalar hilbert: u32, scalar bits: u32, scalar levels: u32,
+            read leaves: u64, read starts: u32, read keys: u64, read geom: u32, write vals: u64, write counts: u32,
+            read status: u32,
+            scalar capacity: u32, scalar n: u32, scalar parity: u32, scalar hilbert: u32, scalar bits: u32,
+            scalar levels: u32,
         );
         /// The NFCount operation of every live leaf; sets the changed flag.
         pub(crate) fn tb_nf_ops(
             read leaves: u64, read vals: u64, write ops: u32, write status: u32,
-            scalar capacity: u32, scalar threshold_lo: u32, scalar threshold_hi: u32, scalar bits: u32,
-            scalar levels: u32,
+            scalar capacity: u32, scalar parity: u32, scalar threshold_lo: u32, scalar threshold_hi: u32,
+            scalar bits: u32, scalar levels: u32,
         );
-        /// Carries the counts and values of the kept leaves and merge leaders into the
-        /// new tree's arrays and marks split children fresh.
-        pub(crate) fn tb_nf_carry(
-            read ops: u32, read offsets: u32, read starts: u32, read counts: u32, read vals: u64,
-            write next_counts: u32, write next_vals: u64, read status: u32,
-            scalar capacity: u32, scalar bits: u32,
+        /// `tb_scatter` with the carry of starts and values into the other parity.
+        pub(crate) fn tb_nf_scatter(
+            read leaves: u64, read ops: u32, read offsets: u32, write next: u64, write status: u32,
+            write starts: u32, write vals: u64,
+            scalar capacity: u32, scalar parity: u32, scalar bits: u32, scalar levels: u32,
         );
         /// Stencil counts of host-given cells (tests).
         pub(crate) fn tb_nf_stencil_counts(

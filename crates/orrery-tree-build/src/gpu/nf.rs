@@ -1,36 +1,38 @@
 //! NFCount on the device: its buffers, the stencil geometry table, and its steps of a
 //! pass (`kernels/tree/nf_count.cu`, `shaders/tree/nf_count.wgsl`).
 //!
-//! Per leaf of the current tree the device holds its count, its `W = n * S` and its
-//! group value `G` (the parent's `n_p * S_p` when it leads a complete sibling group,
-//! else [`NO_GROUP`]), the last two in one buffer `vals = [W (C) | G (C)]`. A `W` of
-//! [`FRESH`] marks a leaf whose count and value are still to be computed. A pass slot
-//! of an NFCount run is
+//! Per leaf of the current tree the device holds its first particle (`starts`, `L + 1`
+//! entries), its `W = n * S` and its group value `G` (the parent's `n_p * S_p` when it
+//! leads a complete sibling group, else [`NO_GROUP`]), by the parity of the leaf buffer
+//! the tree is in: `starts = [parity 0 (C + 1) | parity 1 (C + 1)]`,
+//! `vals = [W0 | G0 | W1 | G1]` (`C` each). A `W` of [`FRESH`] marks a leaf whose value is
+//! still to be computed. Within a run the particles do not move, so every value depends
+//! on its cell alone and is carried while the cell survives. A pass slot of an NFCount run
+//! is six launches (LeafCount's five and one):
 //!
-//! 1. `tb_nf_reset` (the run's first slot only: every value of the first tree is fresh,
-//!    the particles moved since the last run);
-//! 2. `tb_nf_counts`: the fresh leaves' counts (two searches each), and the live count of
-//!    the next scan in the status word [`super::status::NF_SCAN_COUNT`];
-//! 3. the executor's counted exclusive scan of the counts into `starts`;
-//! 4. `tb_nf_eval`: `W` of the fresh leaves and `G` of the complete groups' leaders that
-//!    carry none (both from the cheap stencil count: the leaf array, the starts, and
-//!    particle searches only inside a coarser leaf);
-//! 5. `tb_nf_ops`, the decide (lookups only);
-//! 6. the shared scan of the operations and scatter ([`super::passes`]);
-//! 7. `tb_nf_carry`: the new tree's values from the old ones through the operations'
-//!    scan (kept leaves keep count, `W` and `G`; a merge leader gets the parent's count
-//!    and `W = G`; split children are marked fresh), into the other parity's buffers;
-//! 8. `tb_finish`.
+//! 1. `tb_nf_starts`: in the run's first slot every leaf's first particle by a search of
+//!    all keys and every value fresh (the particles moved since the last run); in the
+//!    others the first particle of each split child, by one search in its parent's
+//!    particles ([`crate::counts::carry_starts`]), one thread per child;
+//! 2. `tb_nf_eval`: the counts (from the starts), `W` of the fresh leaves and `G` of the
+//!    complete groups' leaders that carry none (the cheap stencil count: the leaf array,
+//!    the starts, and particle searches only inside a coarser leaf);
+//! 3. `tb_nf_ops`, the decide (lookups only);
+//! 4. the executor's counted scan of the operations ([`super::passes`]);
+//! 5. `tb_nf_scatter`: `tb_scatter` and the carry through the scan into the other parity
+//!    (a kept leaf keeps its first particle, `W` and `G`; a merge leader its first
+//!    particle and `W = G`; a split child is fresh and gets its parent's particle range
+//!    for step 1 to search);
+//! 6. `tb_finish`.
 //!
-//! Then steps 2 to 4 once more for the final tree. Every kernel is sized for the capacity
+//! Then steps 1 and 2 once more for the final tree. Every kernel is sized for the capacity
 //! and reads the live count from the status block, as the LeafCount steps do.
 
 use orrery_core::gpu::{GpuExecutor, LaunchConfig};
 use orrery_core::sfc::{Curve, hilbert};
-use orrery_core::{DeviceCount, Error, Executor, Result, Slice};
+use orrery_core::{Error, Executor, Result, Slice, View};
 
 use super::kernels::{THREADS, nf_count as k};
-use super::status;
 use crate::nfcount::{KeyGeometry, morton_masks};
 
 /// `W` of a leaf still to be evaluated (no real `n * S` reaches it).
@@ -68,14 +70,13 @@ pub(crate) fn hilbert_flag(geometry: KeyGeometry) -> u32 {
     u32::from(geometry == KeyGeometry::Octree(Curve::Hilbert))
 }
 
-/// The NFCount buffers of one leaf capacity `C`.
+/// The NFCount buffers of one leaf capacity `C` (the counts of the current tree are the
+/// tree's shared `counts`).
 pub(crate) struct NfBuffers<E: Executor> {
-    /// Particles per leaf, by leaf-buffer parity, `C` each.
-    pub counts: [E::Buffer<u32>; 2],
-    /// `[W | G]` per leaf, by parity, `2 C` each.
-    pub vals: [E::Buffer<u64>; 2],
-    /// The exclusive scan of the current counts, `C + 1`.
+    /// First particle per leaf, by leaf-buffer parity, `2 (C + 1)`.
     pub starts: E::Buffer<u32>,
+    /// `[W0 | G0 | W1 | G1]`, `4 C`.
+    pub vals: E::Buffer<u64>,
     /// The geometry table, [`GEOM_WORDS`].
     pub geom: E::Buffer<u32>,
 }
@@ -84,24 +85,16 @@ impl<E: Executor> NfBuffers<E> {
     /// Buffers for `capacity` leaves (contents unspecified; the geometry table is written
     /// before each run).
     pub fn new(exec: &E, capacity: usize) -> Result<Self> {
-        let twice = capacity.checked_mul(2).ok_or(Error::TooManyPoints {
-            count: capacity,
-            max: u32::MAX as usize,
-            what: "leaf capacity",
-        })?;
-        Ok(Self {
-            counts: [exec.alloc(capacity)?, exec.alloc(capacity)?],
-            vals: [exec.alloc(twice)?, exec.alloc(twice)?],
-            starts: exec.alloc(capacity + 1)?,
-            geom: exec.alloc(GEOM_WORDS)?,
-        })
+        let too_many = || Error::TooManyPoints { count: capacity, max: u32::MAX as usize / 4, what: "leaf capacity" };
+        let vals = capacity.checked_mul(4).filter(|&v| u32::try_from(v).is_ok()).ok_or_else(too_many)?;
+        Ok(Self { starts: exec.alloc(2 * (capacity + 1))?, vals: exec.alloc(vals)?, geom: exec.alloc(GEOM_WORDS)? })
     }
-}
 
-/// `(&mut pair[p], &mut pair[1 - p])`.
-pub(crate) fn split_pair<T>(pair: &mut [T; 2], p: usize) -> (&mut T, &mut T) {
-    let [a, b] = pair;
-    if p.is_multiple_of(2) { (a, b) } else { (b, a) }
+    /// The `W` values of the tree of parity `p` with `live` leaves, on the device.
+    pub fn nf_view(&self, capacity: usize, p: usize, live: usize) -> Result<View<'_, u64, E::Buffer<u64>>> {
+        let at = (p % 2) * 2 * capacity;
+        self.vals.slice(at..at + live)
+    }
 }
 
 /// What the NFCount steps of a run need besides buffers.
@@ -119,10 +112,10 @@ pub(crate) struct NfShape {
     pub hilbert: u32,
 }
 
-/// Steps 1 to 4 for the tree in `leaves` with the values of parity `p`: (reset,) fresh
-/// counts, starts, fresh values.
+/// `tb_nf_starts` of the tree in `leaves`, of parity `p`: with `reset`, every first
+/// particle and fresh values; else the split children's first particles.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn prepare<E: GpuExecutor>(
+pub(crate) fn starts<E: GpuExecutor>(
     exec: &E,
     shape: &NfShape,
     reset: bool,
@@ -130,18 +123,28 @@ pub(crate) fn prepare<E: GpuExecutor>(
     leaves: &E::Buffer<u64>,
     nf: &mut NfBuffers<E>,
     p: usize,
-    status: &mut E::Buffer<u32>,
+    status: &E::Buffer<u32>,
 ) -> Result<()> {
-    let cap = shape.capacity;
-    let config = LaunchConfig::per_item(cap as usize, THREADS);
-    let NfBuffers { counts, vals, starts, geom } = nf;
-    let (counts, vals) = (&mut counts[p % 2], &mut vals[p % 2]);
-    if reset {
-        k::tb_nf_reset(exec, &config, &mut *vals, &*status, cap)?;
-    }
-    k::tb_nf_counts(exec, &config, keys, leaves, &*vals, &mut *counts, &mut *status, shape.n, cap)?;
-    let live = DeviceCount::new(status.slice(status::NF_SCAN_COUNT..status::NF_SCAN_COUNT + 1)?, cap as usize)?;
-    exec.exclusive_scan_counted(&*counts, live, &mut *starts)?;
+    let config = LaunchConfig::per_item(shape.capacity as usize + 1, THREADS);
+    let NfBuffers { starts, vals, .. } = nf;
+    let (n, cap) = (shape.n, shape.capacity);
+    k::tb_nf_starts(exec, &config, keys, leaves, starts, vals, status, n, cap, parity(p), u32::from(reset))
+}
+
+/// `tb_nf_eval` of the tree in `leaves`, of parity `p`, writing its `counts`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn eval<E: GpuExecutor>(
+    exec: &E,
+    shape: &NfShape,
+    keys: &E::Buffer<u64>,
+    leaves: &E::Buffer<u64>,
+    nf: &mut NfBuffers<E>,
+    p: usize,
+    counts: &mut E::Buffer<u32>,
+    status: &E::Buffer<u32>,
+) -> Result<()> {
+    let config = LaunchConfig::per_item(shape.capacity as usize, THREADS);
+    let NfBuffers { starts, vals, geom } = nf;
     k::tb_nf_eval(
         exec,
         &config,
@@ -149,22 +152,26 @@ pub(crate) fn prepare<E: GpuExecutor>(
         &*starts,
         keys,
         &*geom,
-        &mut *vals,
-        &*status,
-        cap,
+        vals,
+        counts,
+        status,
+        shape.capacity,
         shape.n,
+        parity(p),
         shape.hilbert,
         shape.bits,
         shape.levels,
     )
 }
 
-/// Step 5: the NFCount operations of the tree in `leaves` from its values.
+/// The decide: the NFCount operations of the tree in `leaves` from its values (`vals`
+/// of [`NfBuffers`], parity `p`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ops<E: GpuExecutor>(
     exec: &E,
     leaves: &E::Buffer<u64>,
     vals: &E::Buffer<u64>,
+    p: usize,
     ops: &mut E::Buffer<u32>,
     status: &mut E::Buffer<u32>,
     capacity: u32,
@@ -174,38 +181,45 @@ pub(crate) fn ops<E: GpuExecutor>(
 ) -> Result<()> {
     let config = LaunchConfig::per_item(capacity as usize, THREADS);
     let (lo, hi) = (threshold as u32, (threshold >> 32) as u32);
-    k::tb_nf_ops(exec, &config, leaves, vals, ops, status, capacity, lo, hi, bits, levels)
+    k::tb_nf_ops(exec, &config, leaves, vals, ops, status, capacity, parity(p), lo, hi, bits, levels)
 }
 
-/// Step 7: the values of parity `p`'s tree carried into parity `1 - p`'s arrays for the
-/// tree the scatter just wrote.
-pub(crate) fn carry<E: GpuExecutor>(
+/// `tb_nf_scatter`: the new boundaries of the tree in `leaves` (parity `p`) into `next`,
+/// with its starts and values carried into parity `1 - p`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scatter<E: GpuExecutor>(
     exec: &E,
     shape: &NfShape,
+    leaves: &E::Buffer<u64>,
     ops: &E::Buffer<u32>,
     offsets: &E::Buffer<u32>,
+    next: &mut E::Buffer<u64>,
+    status: &mut E::Buffer<u32>,
     nf: &mut NfBuffers<E>,
     p: usize,
-    status: &E::Buffer<u32>,
 ) -> Result<()> {
-    let config = LaunchConfig::per_item(shape.capacity as usize, THREADS);
-    let NfBuffers { counts, vals, starts, .. } = nf;
-    let (counts, next_counts) = split_pair(counts, p);
-    let (vals, next_vals) = split_pair(vals, p);
-    k::tb_nf_carry(
+    let config = LaunchConfig::per_item(shape.capacity as usize + 1, THREADS);
+    let NfBuffers { starts, vals, .. } = nf;
+    k::tb_nf_scatter(
         exec,
         &config,
+        leaves,
         ops,
         offsets,
-        &*starts,
-        &*counts,
-        &*vals,
-        next_counts,
-        next_vals,
+        next,
         status,
+        starts,
+        vals,
         shape.capacity,
+        parity(p),
         shape.bits,
+        shape.levels,
     )
+}
+
+/// A leaf-buffer parity as the kernels' scalar.
+fn parity(p: usize) -> u32 {
+    u32::from(p % 2 == 1)
 }
 
 #[cfg(test)]

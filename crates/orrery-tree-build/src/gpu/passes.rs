@@ -22,10 +22,12 @@
 //! to replay next. `tb_begin` (launched directly before each run, not recorded: its
 //! mode differs between a build, an update and a resume after growth) starts the run.
 //!
-//! NFCount replaces step 1 by its own counts, starts and stencil values (of the fresh
-//! leaves only, after a reset of every value in the run's first slot), decides from the
-//! values, and carries them into the new tree after the scatter ([`super::nf`]); its
-//! final count is the same steps for the final tree.
+//! NFCount ([`super::nf`]) replaces step 1 by `tb_nf_starts` and `tb_nf_eval` (the
+//! split children's first particles, the counts from the carried first particles, and the
+//! stencil values of the fresh leaves only; the run's first slot resets every value and
+//! searches every first particle), decides from the values, and scatters with
+//! `tb_nf_scatter`, which also carries the starts and values into the new tree; its final
+//! count is `tb_nf_starts` and `tb_nf_eval` of the final tree.
 
 use orrery_core::gpu::{GpuExecutor, LaunchConfig};
 use orrery_core::sfc::KeyLayout;
@@ -72,8 +74,8 @@ impl RunShape {
 pub(crate) enum DecideInput<'a, E: GpuExecutor> {
     /// Particles per leaf.
     Counts(&'a E::Buffer<u32>),
-    /// NFCount's values.
-    NfValues(&'a E::Buffer<u64>),
+    /// NFCount's values (`vals` of [`nf::NfBuffers`]) and the parity of the tree.
+    NfValues(&'a E::Buffer<u64>, usize),
 }
 
 /// One thread's launch (status kernels).
@@ -114,8 +116,8 @@ pub(crate) fn decide<E: GpuExecutor>(
         (Criterion::LeafCount { bucket }, DecideInput::Counts(counts)) => {
             leaf_count::tb_leaf_count_ops(exec, &config, leaves, counts, ops, status, capacity, bucket, bits, levels)
         }
-        (Criterion::NfCount { threshold, .. }, DecideInput::NfValues(vals)) => {
-            nf::ops(exec, leaves, vals, ops, status, capacity, threshold, bits, levels)
+        (Criterion::NfCount { threshold, .. }, DecideInput::NfValues(vals, p)) => {
+            nf::ops(exec, leaves, vals, p, ops, status, capacity, threshold, bits, levels)
         }
         _ => Err(orrery_core::Error::InvalidArgument {
             what: "GPU decide",
@@ -162,18 +164,19 @@ pub(crate) fn enqueue_run<E: GpuExecutor>(
                 counts(exec, shape, keys, src, status, counts_buf)?;
                 let input = DecideInput::Counts(&*counts_buf);
                 decide(exec, shape.criterion, src, input, ops, status, cap, shape.layout)?;
+                let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
+                exec.exclusive_scan_counted(&*ops, live, &mut *offsets)?;
+                k::tb_scatter(exec, &scatter_config, src, &*ops, &*offsets, dst, &mut *status, cap, bits, levels)?;
             }
             Some(nfb) => {
-                nf::prepare(exec, &nf_shape, slot == 0, keys, src, nfb, p, status)?;
-                let input = DecideInput::NfValues(&nfb.vals[p]);
+                nf::starts(exec, &nf_shape, slot == 0, keys, src, nfb, p, status)?;
+                nf::eval(exec, &nf_shape, keys, src, nfb, p, counts_buf, status)?;
+                let input = DecideInput::NfValues(&nfb.vals, p);
                 decide(exec, shape.criterion, src, input, ops, status, cap, shape.layout)?;
+                let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
+                exec.exclusive_scan_counted(&*ops, live, &mut *offsets)?;
+                nf::scatter(exec, &nf_shape, src, &*ops, &*offsets, dst, status, nfb, p)?;
             }
-        }
-        let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
-        exec.exclusive_scan_counted(&*ops, live, &mut *offsets)?;
-        k::tb_scatter(exec, &scatter_config, src, &*ops, &*offsets, dst, &mut *status, cap, bits, levels)?;
-        if let Some(nfb) = nf_bufs.as_mut() {
-            nf::carry(exec, &nf_shape, &*ops, &*offsets, nfb, p, &*status)?;
         }
         k::tb_finish(exec, &single(), &*offsets, &mut *status, cap, shape.max_passes)?;
     }
@@ -181,7 +184,10 @@ pub(crate) fn enqueue_run<E: GpuExecutor>(
     let last = if p == 0 { &*first } else { &*second };
     match nf_bufs.as_mut() {
         None => counts(exec, shape, keys, last, status, counts_buf)?,
-        Some(nfb) => nf::prepare(exec, &nf_shape, shape.max_passes == 0, keys, last, nfb, p, status)?,
+        Some(nfb) => {
+            nf::starts(exec, &nf_shape, false, keys, last, nfb, p, status)?;
+            nf::eval(exec, &nf_shape, keys, last, nfb, p, counts_buf, status)?;
+        }
     }
     k::tb_finish(exec, &single(), &*offsets, status, cap, shape.max_passes)
 }

@@ -107,7 +107,7 @@ pub fn nf_values<E: GpuExecutor>(
     let mut bufs = LeafBuffers::<E>::new(exec, l, true)?;
     exec.write(&mut bufs.leaves[0], 0, leaves.keys())?;
     let sorted = exec.upload(keys)?;
-    let mut st = running_status(exec, l)?;
+    let st = running_status(exec, l)?;
     let layout = leaves.layout();
     let shape = NfShape {
         n,
@@ -118,9 +118,12 @@ pub fn nf_values<E: GpuExecutor>(
     };
     let nfb = bufs.nf.as_mut().ok_or(Error::InvalidArgument { what: "NFCount buffers", reason: "missing".into() })?;
     exec.write(&mut nfb.geom, 0, &geometry_words(geometry))?;
-    nf::prepare(exec, &shape, true, &sorted, &bufs.leaves[0], nfb, 0, &mut st)?;
-    let vals = exec.download(&nfb.vals[0])?;
-    Ok((vals[..l].to_vec(), vals[l..].to_vec()))
+    nf::starts(exec, &shape, true, &sorted, &bufs.leaves[0], nfb, 0, &st)?;
+    nf::eval(exec, &shape, &sorted, &bufs.leaves[0], nfb, 0, &mut bufs.counts, &st)?;
+    let mut vals = vec![0u64; 2 * l];
+    exec.read(&nfb.vals, 0, &mut vals)?;
+    let group = vals.split_off(l);
+    Ok((vals, group))
 }
 
 /// The NFCount operations of every leaf of `leaves` from its `W` values `nf` and group
@@ -149,7 +152,7 @@ pub fn nf_ops<E: GpuExecutor>(
     let mut st = running_status(exec, l)?;
     // The geometry does not enter the decide; any geometry of this layout will do.
     let criterion = Criterion::NfCount { threshold, geometry: KeyGeometry::Octree(orrery_core::sfc::Curve::Morton) };
-    decide(exec, criterion, &keys, DecideInput::NfValues(&vals), &mut ops, &mut st, cap, leaves.layout())?;
+    decide(exec, criterion, &keys, DecideInput::NfValues(&vals, 0), &mut ops, &mut st, cap, leaves.layout())?;
     exec.download(&ops)
 }
 

@@ -15,7 +15,6 @@
 //! | [`NEEDED`] | the leaves that proposal needs |
 //! | [`CURRENT`] | which of the two leaf buffers holds the current tree |
 //! | [`ACTIVE`] | particles inside the box (`lower_bound(keys, key_end)`, written by the sort phase) |
-//! | [`NF_SCAN_COUNT`] | NFCount: the live count of the scan of counts into starts (`L`, 0 once done), set by `tb_nf_counts` |
 //!
 //! The kernels' copies are in `kernels/tree/common.cuh` and `shaders/tree/common.wgsl`
 //! (checked by a test).
@@ -45,9 +44,6 @@ pub const NEEDED: usize = 7;
 pub const CURRENT: usize = 8;
 /// Particles inside the box.
 pub const ACTIVE: usize = 9;
-/// NFCount: the live count of the next scan of counts (set by `tb_nf_counts`; its own
-/// copy is in `nf_count.cu` / `nf_count.wgsl`, checked by a test).
-pub const NF_SCAN_COUNT: usize = 10;
 
 /// State: passes run.
 pub const RUN: u32 = 0;
@@ -125,12 +121,6 @@ mod tests {
                 assert!(m.cuda.contains(&format!("#define TB_{name} {value}\n")), "{} {name}", m.name);
                 let wgsl = if name == "STATUS_WORDS" { name.to_owned() } else { format!("ST_{name}") };
                 assert!(m.wgsl.contains(&format!("const {wgsl}: u32 = {value}u;")), "{} {name}", m.name);
-            }
-            if m.name == "tree/nf_count" {
-                assert!(m.cuda.contains(&format!("#define TB_NF_SCAN_COUNT {NF_SCAN_COUNT}\n")));
-                assert!(m.wgsl.contains(&format!("const NF_SCAN_COUNT: u32 = {NF_SCAN_COUNT}u;")));
-                assert!(m.cuda.contains(&format!("#define TB_NF_GEOM_WORDS {}u", crate::gpu::nf::GEOM_WORDS)));
-                assert!(m.wgsl.contains(&format!("const NF_GEOM_WORDS: u32 = {}u;", crate::gpu::nf::GEOM_WORDS)));
             }
             for (name, value) in states.into_iter().chain(modes) {
                 assert!(m.cuda.contains(&format!("#define TB_{name} {value}u")), "{} {name}", m.name);

@@ -381,10 +381,7 @@ impl<E: GpuExecutor> GpuTree<E> {
     /// As [`GpuTree::leaves_view`].
     pub fn counts_view(&self) -> Result<View<'_, u32, E::Buffer<u32>>> {
         let (bufs, s) = self.built()?;
-        match &bufs.nf {
-            Some(nf) => nf.counts[s.current as usize].slice(0..s.leaf_count as usize),
-            None => bufs.counts.slice(0..s.leaf_count as usize),
-        }
+        bufs.counts.slice(0..s.leaf_count as usize)
     }
 
     /// The `W` values of the current leaves on the device (`L` values, NFCount only).
@@ -394,7 +391,7 @@ impl<E: GpuExecutor> GpuTree<E> {
     pub fn nf_view(&self) -> Result<View<'_, u64, E::Buffer<u64>>> {
         let (bufs, s) = self.built()?;
         match &bufs.nf {
-            Some(nf) => nf.vals[s.current as usize].slice(0..s.leaf_count as usize),
+            Some(nf) => nf.nf_view(bufs.capacity, s.current as usize, s.leaf_count as usize),
             None => Err(Error::InvalidArgument {
                 what: "GPU tree NF values",
                 reason: "the tree is rebalanced with LeafCount, which computes no NF values".to_owned(),
