@@ -32,7 +32,7 @@ struct Recordings<E: Executor> {
 
 /// A Cornerstone tree (octree or binary) built and updated on a GPU, with the particles'
 /// sorted keys and order: one orchestration for every [`GpuExecutor`] (CUDA and wgpu),
-/// bit-identical to the CPU ([`crate::build`], [`crate::update`],
+/// bit-identical to the CPU ([`crate::build()`], [`crate::update`],
 /// [`crate::input::sort_particles`]).
 ///
 /// A step is three phases, each a method so that a benchmark can put
