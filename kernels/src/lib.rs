@@ -196,6 +196,9 @@ pub mod tree {
         PASSES = "passes.cu";
         /// The LeafCount decide.
         LEAF_COUNT = "leaf_count.cu";
+        /// The NFCount criterion: stencil counts, values carried between passes, the
+        /// decide.
+        NF_COUNT = "nf_count.cu";
     }
 
     /// The translation units: `common.cuh`, then the file, after a `#line` directive.
@@ -223,6 +226,10 @@ pub mod tree {
         tree_unit!(
             /// `common.cuh`, `leaf_count.cu`.
             LEAF_COUNT = "leaf_count.cu"
+        );
+        tree_unit!(
+            /// `common.cuh`, `nf_count.cu`.
+            NF_COUNT = "nf_count.cu"
         );
     }
 }

@@ -113,6 +113,9 @@ pub mod tree {
         PASSES = "passes.wgsl";
         /// The LeafCount decide.
         LEAF_COUNT = "leaf_count.wgsl";
+        /// The NFCount criterion: stencil counts, values carried between passes, the
+        /// decide.
+        NF_COUNT = "nf_count.wgsl";
     }
 
     /// The module texts: `common.wgsl`, then the file.
@@ -125,6 +128,9 @@ pub mod tree {
         /// `common.wgsl`, `leaf_count.wgsl`.
         pub const LEAF_COUNT: &str =
             concat!(include_str!("../tree/common.wgsl"), "\n", include_str!("../tree/leaf_count.wgsl"));
+        /// `common.wgsl`, `nf_count.wgsl`.
+        pub const NF_COUNT: &str =
+            concat!(include_str!("../tree/common.wgsl"), "\n", include_str!("../tree/nf_count.wgsl"));
     }
 }
 

@@ -232,7 +232,7 @@ impl KeyGeometry {
     /// For keys that hold each axis' coordinate bits at fixed key bits (Morton, binary):
     /// those key bits of each axis among the first `level` levels. `None` for Hilbert
     /// keys, whose digits depend on the coordinates.
-    fn axis_masks(self, level: u32) -> Option<[u64; 3]> {
+    pub(crate) fn axis_masks(self, level: u32) -> Option<[u64; 3]> {
         match self {
             KeyGeometry::Octree(Curve::Morton) => Some(morton_masks(level)),
             KeyGeometry::Octree(Curve::Hilbert) => None,
@@ -248,7 +248,7 @@ const fn octree_levels() -> u32 {
 
 /// The key bits of x, y and z among the first `level` levels of a 63-bit Morton key
 /// (bit `3k + 2` is x's, `3k + 1` y's, `3k` z's).
-const fn morton_masks(level: u32) -> [u64; 3] {
+pub(crate) const fn morton_masks(level: u32) -> [u64; 3] {
     let level = if level > octree_levels() { octree_levels() } else { level };
     let z = 0x1249_2492_4924_9249u64 & !((1u64 << (3 * (octree_levels() - level))) - 1);
     [z << 2, z << 1, z]

@@ -7,6 +7,7 @@
 //! | `counts` | `C` | particles per leaf of the current tree |
 //! | `ops` | `C` | the decide's operations |
 //! | `offsets` | `C + 1` | their exclusive scan |
+//! | `nf` (NFCount only) | | counts and `[W \| G]` per parity, starts, the geometry table ([`super::nf::NfBuffers`]) |
 //!
 //! The capacity has 25% headroom over what was needed
 //! ([`orrery_core::executor::grown_capacity`]); a pass that would exceed it writes
@@ -15,6 +16,8 @@
 
 use orrery_core::executor::grown_capacity;
 use orrery_core::{Error, Executor, Result, Slice};
+
+use super::nf::NfBuffers;
 
 /// The leaf buffers of one capacity.
 pub(crate) struct LeafBuffers<E: Executor> {
@@ -28,6 +31,8 @@ pub(crate) struct LeafBuffers<E: Executor> {
     pub ops: E::Buffer<u32>,
     /// Their exclusive scan, `C + 1`.
     pub offsets: E::Buffer<u32>,
+    /// NFCount's buffers (`None` for LeafCount).
+    pub nf: Option<NfBuffers<E>>,
 }
 
 /// Rejects capacities whose arrays (`C + 1` elements) do not fit 32-bit indices.
@@ -44,10 +49,11 @@ pub(crate) fn with_headroom(leaves: usize) -> usize {
 }
 
 impl<E: Executor> LeafBuffers<E> {
-    /// Buffers for `capacity` leaves (contents unspecified).
-    pub fn new(exec: &E, capacity: usize) -> Result<Self> {
+    /// Buffers for `capacity` leaves (contents unspecified), with NFCount's when `nf`.
+    pub fn new(exec: &E, capacity: usize, nf: bool) -> Result<Self> {
         check_capacity(capacity)?;
         Ok(Self {
+            nf: if nf { Some(NfBuffers::new(exec, capacity)?) } else { None },
             capacity,
             leaves: [exec.alloc(capacity + 1)?, exec.alloc(capacity + 1)?],
             counts: exec.alloc(capacity)?,
@@ -58,9 +64,11 @@ impl<E: Executor> LeafBuffers<E> {
 
     /// Grows to `capacity` leaves, keeping the current tree (`live` leaves in
     /// `leaves[current]`). The old buffers are dropped: recordings that used them no
-    /// longer replay (the caller records again).
+    /// longer replay (the caller records again). NFCount's values are not kept: a run
+    /// evaluates its first tree from scratch; the geometry table is written again before
+    /// the next run.
     pub fn grow(&mut self, exec: &E, capacity: usize, live: usize, current: usize) -> Result<()> {
-        let mut fresh = Self::new(exec, capacity)?;
+        let mut fresh = Self::new(exec, capacity, self.nf.is_some())?;
         exec.copy(self.leaves[current].slice(0..live + 1)?, fresh.leaves[current].slice_mut(0..live + 1)?)?;
         *self = fresh;
         Ok(())

@@ -5,6 +5,7 @@
 //! | `tree/keys` | `kernels/tree/keys.cu` | `shaders/tree/keys.wgsl` | [`super::keys`]: removal outside the box, binary keys |
 //! | `tree/passes` | `kernels/tree/passes.cu` | `shaders/tree/passes.wgsl` | [`super::passes`]: counts, scatter, begin, finish |
 //! | `tree/leaf_count` | `kernels/tree/leaf_count.cu` | `shaders/tree/leaf_count.wgsl` | [`super::passes`]: the LeafCount decide |
+//! | `tree/nf_count` | `kernels/tree/nf_count.cu` | `shaders/tree/nf_count.wgsl` | [`super::passes`]: the NFCount values, carry-over and decide |
 //!
 //! Every CUDA module is `kernels/tree/common.cuh` then its file (with a `#line`
 //! directive); every WGSL module is `shaders/tree/common.wgsl` then its file. Both
@@ -30,16 +31,21 @@ pub const LEAF_COUNT: KernelSource = KernelSource::new(
     orrery_shaders::tree::unit::LEAF_COUNT,
 );
 
+/// The module `tree/nf_count`.
+pub const NF_COUNT: KernelSource =
+    KernelSource::new("tree/nf_count", orrery_kernels::tree::unit::NF_COUNT, orrery_shaders::tree::unit::NF_COUNT);
+
 /// Every module the build launches (for ahead-of-time compile checks: the tests compile
 /// each with NVRTC).
-pub const MODULES: [KernelSource; 3] = [KEYS, PASSES, LEAF_COUNT];
+pub const MODULES: [KernelSource; 4] = [KEYS, PASSES, LEAF_COUNT, NF_COUNT];
 
 /// Every entry point of [`MODULES`], by module (the CUDA compile test looks for each in
 /// the PTX); the last names of `tree/keys` exist in CUDA only ([`CUDA_ONLY`]).
-pub const ENTRIES: [(&str, &[&str]); 3] = [
+pub const ENTRIES: [(&str, &[&str]); 4] = [
     ("tree/keys", &["tb_remove_outside_f32", "tb_remove_outside_f64", "tb_binary_keys_f32", "tb_binary_keys_f64"]),
     ("tree/passes", &["tb_leaf_counts", "tb_scatter", "tb_finish", "tb_begin"]),
     ("tree/leaf_count", &["tb_leaf_count_ops"]),
+    ("tree/nf_count", &["tb_nf_starts", "tb_nf_eval", "tb_nf_ops", "tb_nf_scatter", "tb_nf_stencil_counts"]),
 ];
 
 /// Entry points of [`ENTRIES`] that WGSL lacks (f64 arithmetic).
@@ -104,6 +110,46 @@ pub(crate) mod leaf_count {
         pub(crate) fn tb_leaf_count_ops(
             read leaves: u64, read counts: u32, write ops: u32, write status: u32,
             scalar capacity: u32, scalar bucket: u32, scalar bits: u32, scalar levels: u32,
+        );
+    }
+}
+
+pub(crate) mod nf_count {
+    orrery_core::kernels! {
+        module = super::NF_COUNT;
+        /// The first particles of the tree of parity `parity`: every leaf's by a search of
+        /// all keys, and fresh values (`reset` = 1, the run's first tree), or the split
+        /// children's by a search of their parent's particles (`reset` = 0).
+        pub(crate) fn tb_nf_starts(
+            read keys: u64, read leaves: u64, write starts: u32, write vals: u64, read status: u32,
+            scalar n: u32, scalar capacity: u32, scalar parity: u32, scalar reset: u32,
+        );
+        /// Counts from the starts, `W = n * S` of the fresh leaves and the parent value of
+        /// the complete groups' leaders without a carried one.
+        pub(crate) fn tb_nf_eval(
+            read leaves: u64, read starts: u32, read keys: u64, read geom: u32, write vals: u64, write counts: u32,
+            read status: u32,
+            scalar capacity: u32, scalar n: u32, scalar parity: u32, scalar hilbert: u32, scalar bits: u32,
+            scalar levels: u32,
+        );
+        /// The NFCount operation of every live leaf; sets the changed flag.
+        pub(crate) fn tb_nf_ops(
+            read leaves: u64, read vals: u64, write ops: u32, write status: u32,
+            scalar capacity: u32, scalar parity: u32, scalar threshold_lo: u32, scalar threshold_hi: u32,
+            scalar bits: u32, scalar levels: u32,
+        );
+        /// `tb_scatter` with the carry of starts and values into the other parity.
+        pub(crate) fn tb_nf_scatter(
+            read leaves: u64, read ops: u32, read offsets: u32, write next: u64, write status: u32,
+            write starts: u32, write vals: u64,
+            scalar capacity: u32, scalar parity: u32, scalar bits: u32, scalar levels: u32,
+        );
+        /// Stencil counts of host-given cells (tests).
+        pub(crate) fn tb_nf_stencil_counts(
+            read leaves: u64, read starts: u32, read keys: u64, read geom: u32, read qkeys: u64, read qmeta: u32,
+            write out: u64,
+            scalar queries: u32, scalar live: u32, scalar n: u32, scalar hilbert: u32, scalar bits: u32,
+            scalar levels: u32,
         );
     }
 }

@@ -6,8 +6,16 @@
 //! status block. A step is the keys phase (the executor's `sfc_keys` or the binary keys
 //! kernel, then `key_end` outside the box), the sort phase (the executor's stable sort of
 //! `(key, index)`) and the rebalance phase: a build from the root leaf or an update of
-//! the previous tree, LeafCount's decide / scan / scatter passes
-//! ([`crate::rebalance`]) until nothing changes or the pass budget is spent.
+//! the previous tree, decide / scan / scatter passes ([`crate::rebalance`]) of LeafCount
+//! or NFCount until nothing changes or the pass budget is spent.
+//!
+//! NFCount ([`crate::nfcount`]) keeps, per leaf, its first particle, `W = n * S` and its
+//! group value on the device, evaluates every value of the run's first tree once, and
+//! then carries the values of the leaves whose interval survives a pass through the pass's
+//! operation scan (a kept leaf's new index is `offsets[i]`); only split children and
+//! merge leaders' groups are evaluated again (`nf.rs`). The stencil geometry is the keys':
+//! the octree's curve or the split sequence of the box the binary keys were computed in
+//! ([`GpuTree::stencil_geometry`]). The NF values are [`GpuTree::nf`].
 //!
 //! # No host round trip inside a rebalance
 //! Every pass kernel is sized for the leaf capacity and reads the live leaf count and the
@@ -49,8 +57,8 @@
 //! # Code layout
 //! `tree.rs` ([`GpuTree`]: phases, results, the run loop, recordings), `keys.rs` (keys
 //! phase, [`TreeReal`]), `passes.rs` (the pass sequence; the criterion's decide is one
-//! `match` there: NFCount adds its decide kernel in that place), `buffers.rs` (capacity
-//! and growth), `status.rs` (the status block), `single.rs` (single kernels from host
+//! `match` there), `nf.rs` (NFCount's buffers, geometry table and pass steps),
+//! `buffers.rs` (capacity and growth), `status.rs` (the status block), `single.rs` (single kernels from host
 //! data, for tests), `kernels.rs` (modules and typed declarations). Kernels:
 //! `kernels/tree/*.cu` and `shaders/tree/*.wgsl`.
 //!
@@ -61,11 +69,16 @@
 //! counterpart); a block-cooperative scatter for deep splits (one thread writes up to
 //! 4096 keys now); counts searching only within the previous pass's bounds; fusing the
 //! removal outside the box into the key kernels; a smaller default pass budget for
-//! updates (each finished slot still costs five launches).
+//! updates (each finished slot still costs five launches, six for NFCount). NFCount:
+//! compact the fresh leaves before `tb_nf_eval` (after the first pass most threads only
+//! copy a count), a warp per stencil for the run's first tree (27 cells over the lanes),
+//! and keeping the values of an update's first tree where a leaf's particles and its
+//! neighbours' did not change.
 
 mod buffers;
 pub(crate) mod kernels;
 mod keys;
+mod nf;
 mod passes;
 mod single;
 mod status;
@@ -77,5 +90,5 @@ pub use keys::TreeReal;
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
 pub use orrery_backend_wgpu::WgpuExecutor;
-pub use single::{leaf_count_ops, leaf_counts};
+pub use single::{leaf_count_ops, leaf_counts, nf_ops, nf_values, stencil_counts};
 pub use tree::GpuTree;

@@ -21,6 +21,13 @@
 //! tree keeps two recordings, one per parity, and the status word `CURRENT` says which
 //! to replay next. `tb_begin` (launched directly before each run, not recorded: its
 //! mode differs between a build, an update and a resume after growth) starts the run.
+//!
+//! NFCount ([`super::nf`]) replaces step 1 by `tb_nf_starts` and `tb_nf_eval` (the
+//! split children's first particles, the counts from the carried first particles, and the
+//! stencil values of the fresh leaves only; the run's first slot resets every value and
+//! searches every first particle), decides from the values, and scatters with
+//! `tb_nf_scatter`, which also carries the starts and values into the new tree; its final
+//! count is `tb_nf_starts` and `tb_nf_eval` of the final tree.
 
 use orrery_core::gpu::{GpuExecutor, LaunchConfig};
 use orrery_core::sfc::KeyLayout;
@@ -28,6 +35,7 @@ use orrery_core::{DeviceCount, Result, Slice};
 
 use super::buffers::LeafBuffers;
 use super::kernels::{THREADS, leaf_count, passes as k};
+use super::nf::{self, NfShape};
 use super::status;
 use crate::build::Criterion;
 
@@ -44,6 +52,30 @@ pub(crate) struct RunShape {
     pub criterion: Criterion,
     /// Pass budget.
     pub max_passes: u32,
+    /// NFCount's `hilbert` scalar (1 for Hilbert octree keys), 0 for LeafCount.
+    pub hilbert: u32,
+}
+
+impl RunShape {
+    fn nf(&self) -> NfShape {
+        NfShape {
+            n: self.n,
+            capacity: self.capacity,
+            bits: self.layout.bits_per_level(),
+            levels: self.layout.levels(),
+            hilbert: self.hilbert,
+        }
+    }
+}
+
+/// What the decide of a criterion reads: LeafCount the counts, NFCount the values
+/// `[W | G]` ([`super::nf`]).
+#[derive(Clone, Copy)]
+pub(crate) enum DecideInput<'a, E: GpuExecutor> {
+    /// Particles per leaf.
+    Counts(&'a E::Buffer<u32>),
+    /// NFCount's values (`vals` of [`nf::NfBuffers`]) and the parity of the tree.
+    NfValues(&'a E::Buffer<u64>, usize),
 }
 
 /// One thread's launch (status kernels).
@@ -63,12 +95,16 @@ pub(crate) fn begin<E: GpuExecutor>(
 }
 
 /// The decide of `criterion` for the live leaves of `leaves`.
+///
+/// # Errors
+/// [`orrery_core::Error::InvalidArgument`] when `input` is not what the criterion reads;
+/// device failures.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decide<E: GpuExecutor>(
     exec: &E,
     criterion: Criterion,
     leaves: &E::Buffer<u64>,
-    counts: &E::Buffer<u32>,
+    input: DecideInput<'_, E>,
     ops: &mut E::Buffer<u32>,
     status: &mut E::Buffer<u32>,
     capacity: u32,
@@ -76,11 +112,17 @@ pub(crate) fn decide<E: GpuExecutor>(
 ) -> Result<()> {
     let config = LaunchConfig::per_item(capacity as usize, THREADS);
     let (bits, levels) = (layout.bits_per_level(), layout.levels());
-    match criterion {
-        Criterion::LeafCount { bucket } => {
+    match (criterion, input) {
+        (Criterion::LeafCount { bucket }, DecideInput::Counts(counts)) => {
             leaf_count::tb_leaf_count_ops(exec, &config, leaves, counts, ops, status, capacity, bucket, bits, levels)
         }
-        Criterion::NfCount { .. } => Err(super::tree::nf_count_unsupported(exec)),
+        (Criterion::NfCount { threshold, .. }, DecideInput::NfValues(vals, p)) => {
+            nf::ops(exec, leaves, vals, p, ops, status, capacity, threshold, bits, levels)
+        }
+        _ => Err(orrery_core::Error::InvalidArgument {
+            what: "GPU decide",
+            reason: "the criterion reads other inputs (LeafCount: counts, NFCount: values)".to_owned(),
+        }),
     }
 }
 
@@ -111,19 +153,41 @@ pub(crate) fn enqueue_run<E: GpuExecutor>(
     let cap = shape.capacity;
     let (bits, levels) = (shape.layout.bits_per_level(), shape.layout.levels());
     let scatter_config = LaunchConfig::per_item(cap as usize + 1, THREADS);
-    let LeafBuffers { leaves, counts: counts_buf, ops, offsets, .. } = bufs;
+    let nf_shape = shape.nf();
+    let LeafBuffers { leaves, counts: counts_buf, ops, offsets, nf: nf_bufs, .. } = bufs;
     let [first, second] = leaves;
     for slot in 0..shape.max_passes as usize {
-        let (src, dst) =
-            if (parity + slot).is_multiple_of(2) { (&*first, &mut *second) } else { (&*second, &mut *first) };
-        counts(exec, shape, keys, src, status, counts_buf)?;
-        decide(exec, shape.criterion, src, counts_buf, ops, status, cap, shape.layout)?;
-        let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
-        exec.exclusive_scan_counted(&*ops, live, &mut *offsets)?;
-        k::tb_scatter(exec, &scatter_config, src, &*ops, &*offsets, dst, &mut *status, cap, bits, levels)?;
+        let p = (parity + slot) % 2;
+        let (src, dst) = if p == 0 { (&*first, &mut *second) } else { (&*second, &mut *first) };
+        match nf_bufs.as_mut() {
+            None => {
+                counts(exec, shape, keys, src, status, counts_buf)?;
+                let input = DecideInput::Counts(&*counts_buf);
+                decide(exec, shape.criterion, src, input, ops, status, cap, shape.layout)?;
+                let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
+                exec.exclusive_scan_counted(&*ops, live, &mut *offsets)?;
+                k::tb_scatter(exec, &scatter_config, src, &*ops, &*offsets, dst, &mut *status, cap, bits, levels)?;
+            }
+            Some(nfb) => {
+                nf::starts(exec, &nf_shape, slot == 0, keys, src, nfb, p, status)?;
+                nf::eval(exec, &nf_shape, keys, src, nfb, p, counts_buf, status)?;
+                let input = DecideInput::NfValues(&nfb.vals, p);
+                decide(exec, shape.criterion, src, input, ops, status, cap, shape.layout)?;
+                let live = DeviceCount::new(status.slice(status::SCAN_COUNT..status::SCAN_COUNT + 1)?, cap as usize)?;
+                exec.exclusive_scan_counted(&*ops, live, &mut *offsets)?;
+                nf::scatter(exec, &nf_shape, src, &*ops, &*offsets, dst, status, nfb, p)?;
+            }
+        }
         k::tb_finish(exec, &single(), &*offsets, &mut *status, cap, shape.max_passes)?;
     }
-    let last = if (parity + shape.max_passes as usize).is_multiple_of(2) { &*first } else { &*second };
-    counts(exec, shape, keys, last, status, counts_buf)?;
+    let p = (parity + shape.max_passes as usize) % 2;
+    let last = if p == 0 { &*first } else { &*second };
+    match nf_bufs.as_mut() {
+        None => counts(exec, shape, keys, last, status, counts_buf)?,
+        Some(nfb) => {
+            nf::starts(exec, &nf_shape, false, keys, last, nfb, p, status)?;
+            nf::eval(exec, &nf_shape, keys, last, nfb, p, counts_buf, status)?;
+        }
+    }
     k::tb_finish(exec, &single(), &*offsets, status, cap, shape.max_passes)
 }

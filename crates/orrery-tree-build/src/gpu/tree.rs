@@ -8,12 +8,14 @@ use orrery_core::{Aabb, Error, Executor, Reserve, Result, Slice, View, ViewOf};
 
 use super::buffers::{LeafBuffers, with_headroom};
 use super::keys::{KeyScratch, TreeReal, particle_keys};
+use super::nf::{geometry_words, hilbert_flag};
 use super::passes::{RunShape, begin, enqueue_run};
 use super::status::{self, Status};
 use crate::build::{Convergence, Criterion, Rebalance};
 use crate::gpu_view::{DeviceTreeView, GpuTreeViewBuilder, GpuViewReal, LeafCount, ViewInput};
 use crate::input::Shape;
 use crate::leaves::Leaves;
+use crate::nfcount::KeyGeometry;
 use crate::view::Geometry;
 
 /// The sorted particles of the last step.
@@ -32,7 +34,7 @@ struct Recordings<E: Executor> {
 
 /// A Cornerstone tree (octree or binary) built and updated on a GPU, with the particles'
 /// sorted keys and order: one orchestration for every [`GpuExecutor`] (CUDA and wgpu),
-/// bit-identical to the CPU ([`crate::build`], [`crate::update`],
+/// bit-identical to the CPU ([`crate::build()`], [`crate::update`],
 /// [`crate::input::sort_particles`]).
 ///
 /// A step is three phases, each a method so that a benchmark can put
@@ -80,6 +82,10 @@ pub struct GpuTree<E: GpuExecutor> {
     warm: bool,
     /// The last status read; `None` before the first build or after a failed run.
     host: Option<Status>,
+    /// NFCount: the stencil geometry of the last keys phase's keys.
+    geometry: Option<KeyGeometry>,
+    /// NFCount: the geometry whose table the device buffers hold.
+    geometry_written: Option<KeyGeometry>,
     /// Overflows handled (growths of the leaf capacity) since the tree was made.
     growths: usize,
     /// Runs enqueued by replaying a recording, and recordings made.
@@ -92,13 +98,20 @@ pub struct GpuTree<E: GpuExecutor> {
 impl<E: GpuExecutor> GpuTree<E> {
     /// An empty tree of `shape`, built and updated with `rebalance`.
     ///
+    /// With NFCount the stencils use the geometry of the keys each keys phase computes:
+    /// the octree's curve, or the split sequence of the box a binary tree's keys were
+    /// computed in (the geometry [`Criterion::nf_count`] gives for that box, whatever box
+    /// the criterion's own geometry was made for), so that the tree equals the CPU build
+    /// with `Criterion::nf_count(shape, &sorted.bbox)`.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a bad criterion (bucket 0) or a zero pass cap;
-    /// [`Error::Unsupported`] for NFCount (not ported to the GPU yet); device failures.
+    /// [`Error::InvalidArgument`] for a bad criterion (bucket or threshold 0, an NFCount
+    /// geometry of other keys than `shape`'s: another layout or another curve) or a zero
+    /// pass cap; device failures.
     pub fn new(exec: &E, shape: Shape, rebalance: Rebalance) -> Result<Self> {
         rebalance.criterion.check()?;
-        if let Criterion::NfCount { .. } = rebalance.criterion {
-            return Err(nf_count_unsupported(exec));
+        if let Criterion::NfCount { geometry, .. } = rebalance.criterion {
+            check_geometry(shape, geometry)?;
         }
         if rebalance.max_passes == 0 {
             return Err(Error::InvalidArgument { what: "max_passes", reason: "must be at least 1".to_owned() });
@@ -118,6 +131,8 @@ impl<E: GpuExecutor> GpuTree<E> {
             recordings: None,
             warm: false,
             host: None,
+            geometry: None,
+            geometry_written: None,
             growths: 0,
             replays: 0,
             recorded: 0,
@@ -238,7 +253,11 @@ impl<E: GpuExecutor> GpuTree<E> {
         let mut particles = Particles { sorted: false, ..particles };
         let result = particle_keys(exec, &mut self.scratch, self.shape, (x, y, z), bbox, &mut particles.keys);
         self.particles = Some(particles);
-        result
+        let bbox = result?;
+        if let Criterion::NfCount { .. } = self.rebalance.criterion {
+            self.geometry = Some(KeyGeometry::new(self.shape, &bbox)?);
+        }
+        Ok(bbox)
     }
 
     /// The sort phase: sorts the keys with their input indices (stable, so equal keys keep
@@ -314,8 +333,26 @@ impl<E: GpuExecutor> GpuTree<E> {
     pub fn counts(&self, exec: &E) -> Result<Vec<u32>> {
         let view = self.counts_view()?;
         let mut out = vec![0u32; view.len()];
-        exec.read(view.buffer(), 0, &mut out)?;
+        exec.read(view.buffer(), view.offset(), &mut out)?;
         Ok(out)
+    }
+
+    /// `W_i = n_i * S_i` per leaf of the current tree ([`crate::nfcount`]), downloaded:
+    /// equal to [`crate::Tree::nf`] of the CPU build.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a LeafCount tree or before the first rebalance;
+    /// device failures.
+    pub fn nf(&self, exec: &E) -> Result<Vec<u64>> {
+        let view = self.nf_view()?;
+        let mut out = vec![0u64; view.len()];
+        exec.read(view.buffer(), view.offset(), &mut out)?;
+        Ok(out)
+    }
+
+    /// The stencil geometry of the last keys phase (NFCount only; `None` before it).
+    pub fn stencil_geometry(&self) -> Option<KeyGeometry> {
+        self.geometry
     }
 
     /// The sorted keys of the last sort (removed particles last, with `key_end`).
@@ -350,6 +387,21 @@ impl<E: GpuExecutor> GpuTree<E> {
     pub fn counts_view(&self) -> Result<View<'_, u32, E::Buffer<u32>>> {
         let (bufs, s) = self.built()?;
         bufs.counts.slice(0..s.leaf_count as usize)
+    }
+
+    /// The `W` values of the current leaves on the device (`L` values, NFCount only).
+    ///
+    /// # Errors
+    /// As [`GpuTree::nf`].
+    pub fn nf_view(&self) -> Result<View<'_, u64, E::Buffer<u64>>> {
+        let (bufs, s) = self.built()?;
+        match &bufs.nf {
+            Some(nf) => nf.nf_view(bufs.capacity, s.current as usize, s.leaf_count as usize),
+            None => Err(Error::InvalidArgument {
+                what: "GPU tree NF values",
+                reason: "the tree is rebalanced with LeafCount, which computes no NF values".to_owned(),
+            }),
+        }
     }
 
     /// The sorted keys on the device.
@@ -425,12 +477,17 @@ impl<E: GpuExecutor> GpuTree<E> {
     }
 
     /// The first capacity: the caller's, or an estimate (a converged LeafCount tree has
-    /// typically fewer than 4 leaves per bucket of particles), with headroom.
+    /// typically fewer than 4 leaves per bucket of particles; an NFCount leaf of `n`
+    /// particles has `W >= n^2`, so its leaves hold about `sqrt(threshold / 27)` particles
+    /// in a resolved density, used as the bucket), with headroom.
     fn first_capacity(&self, n: usize) -> usize {
-        self.initial_capacity.unwrap_or_else(|| match self.rebalance.criterion {
-            Criterion::LeafCount { bucket } => with_headroom(4 * n.div_ceil(bucket as usize) + 8),
-            // Refused by `new`; an estimate of one leaf per particle keeps this total.
-            Criterion::NfCount { .. } => with_headroom(n + 8),
+        self.initial_capacity.unwrap_or_else(|| {
+            let bucket = match self.rebalance.criterion {
+                Criterion::LeafCount { bucket } => u64::from(bucket),
+                Criterion::NfCount { threshold, .. } => (threshold / 27).isqrt().max(1),
+            };
+            let bucket = usize::try_from(bucket).unwrap_or(usize::MAX);
+            with_headroom(4 * n.div_ceil(bucket) + 8)
         })
     }
 
@@ -445,8 +502,10 @@ impl<E: GpuExecutor> GpuTree<E> {
 
     fn run_inner(&mut self, exec: &E, mut mode: u32) -> Result<Convergence> {
         let n = self.sorted()?.keys.len();
+        let nf = matches!(self.rebalance.criterion, Criterion::NfCount { .. });
         if self.bufs.is_none() {
-            self.bufs = Some(LeafBuffers::new(exec, self.first_capacity(n))?);
+            self.bufs = Some(LeafBuffers::new(exec, self.first_capacity(n), nf)?);
+            self.geometry_written = None;
         }
         let mut parity = if mode == status::BEGIN_BUILD { 0 } else { self.host.map_or(0, |s| s.current as usize) };
         loop {
@@ -457,7 +516,15 @@ impl<E: GpuExecutor> GpuTree<E> {
                 layout: self.shape.layout(),
                 criterion: self.rebalance.criterion,
                 max_passes: self.rebalance.max_passes,
+                hilbert: self.geometry.map_or(0, hilbert_flag),
             };
+            if let Some(nf) = bufs.nf.as_mut() {
+                let geometry = self.geometry.ok_or_else(|| no_keys("NFCount rebalance"))?;
+                if self.geometry_written != Some(geometry) {
+                    exec.write(&mut nf.geom, 0, &geometry_words(geometry))?;
+                    self.geometry_written = Some(geometry);
+                }
+            }
             begin(exec, bufs, &mut self.status, mode, shape.layout)?;
             self.enqueue(exec, &shape, parity)?;
             let words = exec.wait(exec.read_async(&self.status)?)?;
@@ -483,6 +550,7 @@ impl<E: GpuExecutor> GpuTree<E> {
             }
             let bufs = self.bufs.as_mut().expect("allocated above");
             bufs.grow(exec, with_headroom(needed), st.leaf_count as usize, st.current as usize)?;
+            self.geometry_written = None;
             self.recordings = None;
             self.growths += 1;
             parity = st.current as usize;
@@ -547,13 +615,17 @@ fn no_keys(what: &'static str) -> Error {
     Error::InvalidArgument { what, reason: "run the keys phase (and the sort) first".to_owned() }
 }
 
-/// NFCount's decide kernel is not ported yet: the GPU tree refuses it up front rather
-/// than building a LeafCount tree in its place.
-pub(crate) fn nf_count_unsupported<E: GpuExecutor>(exec: &E) -> Error {
-    Error::Unsupported {
-        executor: exec.name(),
-        operation: "GPU tree build".to_owned(),
-        reason: "NFCount runs on the CPU build only so far (orrery_tree_build::build); use LeafCount on the GPU"
-            .to_owned(),
+/// Checks that an NFCount geometry describes the keys of `shape`: its layout, and for an
+/// octree its curve.
+fn check_geometry(shape: Shape, geometry: KeyGeometry) -> Result<()> {
+    geometry.check_layout(shape.layout())?;
+    if let (Shape::Octree(curve), KeyGeometry::Octree(other)) = (shape, geometry)
+        && curve != other
+    {
+        return Err(Error::InvalidArgument {
+            what: "NFCount geometry",
+            reason: format!("the stencil geometry is for {other:?} keys, the tree's keys are {curve:?} keys"),
+        });
     }
+    Ok(())
 }

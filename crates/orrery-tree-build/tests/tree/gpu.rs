@@ -457,8 +457,8 @@ macro_rules! gpu_tests {
     (@each $exec:ident, $($case:ident),+) => {
         /// One case at a time on the shared executor: a rebalance records on the
         /// executor's stream, and a capture sees (CUDA) or refuses (wgpu) what other threads
-        /// enqueue meanwhile.
-        fn serial() -> std::sync::MutexGuard<'static, ()> {
+        /// enqueue meanwhile. Shared with the NFCount cases (`gpu_nf.rs`).
+        pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
             static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
             LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
         }
@@ -475,12 +475,13 @@ macro_rules! gpu_tests {
     };
 }
 
-mod cuda {
+pub(crate) mod cuda {
     use std::sync::OnceLock;
 
     use orrery_backend_cuda::CudaExecutor;
 
-    fn cuda() -> Option<&'static CudaExecutor> {
+    /// The shared CUDA executor of the GPU tests (`None` after reporting the skip).
+    pub(crate) fn cuda() -> Option<&'static CudaExecutor> {
         static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
         EXEC.get_or_init(|| super::open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
     }
@@ -488,12 +489,13 @@ mod cuda {
     gpu_tests!(cuda);
 }
 
-mod wgpu {
+pub(crate) mod wgpu {
     use std::sync::OnceLock;
 
     use orrery_backend_wgpu::WgpuExecutor;
 
-    fn wgpu() -> Option<&'static WgpuExecutor> {
+    /// The shared wgpu executor of the GPU tests (`None` after reporting the skip).
+    pub(crate) fn wgpu() -> Option<&'static WgpuExecutor> {
         static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
         EXEC.get_or_init(|| super::open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
     }

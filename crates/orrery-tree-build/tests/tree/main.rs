@@ -3,6 +3,7 @@
 mod common;
 mod golden;
 mod gpu;
+mod gpu_nf;
 mod gpu_view;
 mod invariants;
 mod nfcount;
