@@ -44,10 +44,25 @@ impl Variant {
         };
         let crit = match self.criterion {
             Criterion::LeafCount { .. } => "LC",
+            Criterion::NfCount { .. } => "NF",
             _ => "other",
         };
         format!("{shape} {crit}")
     }
+}
+
+/// NFCount (default threshold) beside LeafCount: octree Hilbert on every set, binary on
+/// the uniform one.
+fn nf_variants(set: TreeSet, bbox: Aabb<f64>) -> Result<Vec<Variant>> {
+    let mut out = Vec::new();
+    let mut shapes = vec![Shape::Octree(Curve::Hilbert)];
+    if set == TreeSet::Uniform {
+        shapes.push(Shape::Binary);
+    }
+    for shape in shapes {
+        out.push(Variant { shape, criterion: Criterion::nf_count(shape, &bbox)? });
+    }
+    Ok(out)
 }
 
 /// "2M", "25.6M": decimal millions as the issue writes them.
@@ -113,6 +128,7 @@ pub fn run_cpu(cfg: &Config, executor: &str, peer_files: Option<&Path>) -> Resul
                     .push(Variant { shape: Shape::Octree(Curve::Morton), criterion: Criterion::leaf_count(BUCKET) });
             }
             variants.push(Variant { shape: Shape::Binary, criterion: Criterion::leaf_count(BUCKET) });
+            variants.extend(nf_variants(set, bbox)?);
             for v in variants {
                 let label = format!("{} {} {}", set.name(), millions(n), v.label());
                 let recs = if set == TreeSet::Expanding {
@@ -334,6 +350,7 @@ pub fn run_gpu<E: orrery_core::GpuExecutor>(exec: &E, cfg: &Config) -> Result<Ve
                     .push(Variant { shape: Shape::Octree(Curve::Morton), criterion: Criterion::leaf_count(BUCKET) });
             }
             variants.push(Variant { shape: Shape::Binary, criterion: Criterion::leaf_count(BUCKET) });
+            variants.extend(nf_variants(set, Aabb::cube(-1.0f64, 1.0)?)?);
             for v in variants {
                 let label = format!("{} {} {}", set.name(), millions(n), v.label());
                 // WGSL has neither f64 binary keys nor f64 views: wgpu runs f32.
