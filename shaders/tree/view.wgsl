@@ -772,12 +772,18 @@ fn tv_boxes_f32(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
     let level = min(bx_levels[n], levels);
     let mins = array<f32, 3>(bx_p.min_x, bx_p.min_y, bx_p.min_z);
     let units = array<f32, 3>(bx_p.unit_x, bx_p.unit_y, bx_p.unit_z);
+    // WGSL lets a compiler contract `min + corner * unit` into a fused multiply-add, and
+    // NVIDIA's Vulkan driver does (measured on the H200: z corners one ULP off the CPU's
+    // rule). OR-ing the product's bits with a zero the compiler cannot prove (levels is at
+    // most 63, so `levels >> 6` is 0, but it is a uniform) forces the product to be
+    // rounded to f32 before the addition, as the rule says.
+    let opaque_zero = levels >> 6u;
     for (var a = 0u; a < 3u; a++) {
         let s = min(bx_side_log2[level * 3u + a], 63u);
         let corner = shl64(shr64(c[a], s), s);
         let side = bitcast<f32>((127u + s) << 23u) * units[a];
         let half = side * 0.5;
-        let offset = f32_of_u64(corner) * units[a];
+        let offset = bitcast<f32>(bitcast<u32>(f32_of_u64(corner) * units[a]) | opaque_zero);
         let lo = mins[a] + offset;
         bx_centres[3u * n + a] = lo + half;
         bx_halves[3u * n + a] = half;
