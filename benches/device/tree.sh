@@ -5,17 +5,18 @@
 # then `cstone_octree_driver` (../shared/peers) on each file with the same box, curve and
 # bucket, and a byte comparison of its leaf array with ours.
 # Needs the release bundle (`cargo xtask device-bundle` -> .device) and the GL/Vulkan
-# loader debs in .gl; the call carries [".device", ".gl"].
+# loader debs in .gl; the call carries [".device", ".gl", ".peers"].
 #   bash benches/device/tree.sh   (on the device machine, from the repository root, $OUT set)
 # Env: EXECUTORS (default cpu,cuda,wgpu), BENCH_ARGS (extra orrery-bench arguments),
-# PEERS (default ../shared/peers/bin).
+# PEERS (default .peers: a copy of ../shared/peers/bin/cstone_octree_driver, git-ignored and
+# carried, since ../shared does not travel to the device).
 # Returns: tree.txt (our table), peer.txt (Cornerstone's phases per set and the leaf-array
 # comparison), tree.json, env.txt, logs.tar.gz.
 set -u
 R=$OUT; OUT=/tmp/results; mkdir -p $OUT
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/env.txt" 2>&1
-threads=$(nproc); W=/tmp/treework; mkdir -p $W; P=${PEERS:-../shared/peers/bin}
+threads=$(nproc); W=/tmp/treework; mkdir -p $W; P=${PEERS:-.peers}
 echo "nproc=$threads commit=$ORRERY_COMMIT" >> "$OUT/env.txt"
 timeout 420 .device/bin/orrery-bench tree --executors "${EXECUTORS:-cpu,cuda,wgpu}" --threads "$threads" \
   --peer-files $W --out "$OUT" ${BENCH_ARGS:-} > "$OUT/tree.txt" 2>&1

@@ -38,6 +38,7 @@ typedef unsigned long long u64;
 #define TB_NEEDED 7
 #define TB_CURRENT 8
 #define TB_ACTIVE 9
+#define TB_RUN_BASE 10
 #define TB_STATUS_WORDS 16
 
 // States of a run (status[TB_STATE]).

@@ -16,12 +16,16 @@
 //                   leaves (offsets[L] > capacity) writes nothing: thread 0 sets
 //                   TB_OVERFLOW and TB_NEEDED = offsets[L] instead, and the host grows.
 //   tb_finish       one thread ends the pass in the status block: counts the pass, stops
-//                   on convergence (no change), on overflow or at the pass budget
+//                   on convergence (no change), on overflow or at the run's pass budget
+//                   (`max_passes` passes since tb_begin: the host enqueues a run of a few
+//                   slots and resumes with another while passes remain, so dead slots
+//                   after convergence stay few)
 //                   (then one more tb_leaf_counts of the final tree, state
 //                   TB_COUNT_ONLY), else makes the scattered array current (leaf count
 //                   offsets[L], TB_CURRENT flipped) and sets the next scan's live count.
 //   tb_begin        one thread starts a run: state TB_RUN, flags cleared, passes reset
-//                   (TB_BEGIN_UPDATE), kept (TB_BEGIN_RESUME, after growth) or reset with
+//                   (TB_BEGIN_UPDATE), kept (TB_BEGIN_RESUME, after growth or a spent
+//                   run budget; TB_RUN_BASE remembers them) or reset with
 //                   the root leaf [0, key_end] written to leaves (TB_BEGIN_BUILD).
 //
 // Launch shapes
@@ -116,7 +120,7 @@ extern "C" __global__ void tb_finish(const u32* __restrict__ offsets, u32* __res
     status[TB_LEAF_COUNT] = total;
     status[TB_CURRENT] ^= 1u;
     status[TB_CHANGED] = 0u;
-    if (passes >= max_passes) {
+    if (passes - status[TB_RUN_BASE] >= max_passes) {
         status[TB_STATE] = TB_COUNT_ONLY;
         status[TB_SCAN_COUNT] = 0u;
     } else {
@@ -134,6 +138,7 @@ extern "C" __global__ void tb_begin(u64* __restrict__ leaves, u32* __restrict__ 
         status[TB_CURRENT] = 0u;
     }
     if (mode != TB_BEGIN_RESUME) status[TB_PASSES] = 0u;
+    status[TB_RUN_BASE] = status[TB_PASSES];
     status[TB_STATE] = TB_RUN;
     status[TB_CHANGED] = 0u;
     status[TB_CONVERGED] = 0u;

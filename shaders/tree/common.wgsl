@@ -32,6 +32,7 @@ const ST_OVERFLOW: u32 = 6u;
 const ST_NEEDED: u32 = 7u;
 const ST_CURRENT: u32 = 8u;
 const ST_ACTIVE: u32 = 9u;
+const ST_RUN_BASE: u32 = 10u;
 const STATUS_WORDS: u32 = 16u;
 
 const RUN: u32 = 0u;

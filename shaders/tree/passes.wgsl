@@ -169,7 +169,7 @@ fn tb_finish(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
     fi_status[ST_LEAF_COUNT] = total;
     fi_status[ST_CURRENT] = fi_status[ST_CURRENT] ^ 1u;
     fi_status[ST_CHANGED] = 0u;
-    if passes >= fi_p.max_passes {
+    if passes - fi_status[ST_RUN_BASE] >= fi_p.max_passes {
         fi_status[ST_STATE] = COUNT_ONLY;
         fi_status[ST_SCAN_COUNT] = 0u;
     } else {
@@ -204,6 +204,7 @@ fn tb_begin(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
     if bg_p.mode != BEGIN_RESUME {
         bg_status[ST_PASSES] = 0u;
     }
+    bg_status[ST_RUN_BASE] = bg_status[ST_PASSES];
     bg_status[ST_STATE] = RUN;
     bg_status[ST_CHANGED] = 0u;
     bg_status[ST_CONVERGED] = 0u;

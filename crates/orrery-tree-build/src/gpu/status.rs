@@ -8,13 +8,14 @@
 //! | [`LEAF_COUNT`] | leaves `L` of the current tree |
 //! | [`SCAN_COUNT`] | the live count of the next scan of operations (`L` while running, 0 once done: a finished pass's scan returns at once) |
 //! | [`CHANGED`] | set by the decide when an operation is not 1 |
-//! | [`STATE`] | [`RUN`], [`COUNT_ONLY`] (the pass budget is spent: one more count of the final tree) or [`DONE`] |
+//! | [`STATE`] | [`RUN`], [`COUNT_ONLY`] (the run's budget is spent: one more count of the final tree) or [`DONE`] |
 //! | [`PASSES`] | passes run, the confirming one included |
 //! | [`CONVERGED`] | 1 when the last pass changed nothing |
 //! | [`OVERFLOW`] | 1 when a proposal did not fit the leaf capacity (nothing was written) |
 //! | [`NEEDED`] | the leaves that proposal needs |
 //! | [`CURRENT`] | which of the two leaf buffers holds the current tree |
 //! | [`ACTIVE`] | particles inside the box (`lower_bound(keys, key_end)`, written by the sort phase) |
+//! | [`RUN_BASE`] | [`PASSES`] when the run began: a run spends its own budget of slots |
 //!
 //! The kernels' copies are in `kernels/tree/common.cuh` and `shaders/tree/common.wgsl`
 //! (checked by a test).
@@ -44,6 +45,9 @@ pub const NEEDED: usize = 7;
 pub const CURRENT: usize = 8;
 /// Particles inside the box.
 pub const ACTIVE: usize = 9;
+/// Passes done when the run began (its budget counts from there).
+#[cfg_attr(not(test), allow(dead_code))] // set and read by the kernels only
+pub const RUN_BASE: usize = 10;
 
 /// State: passes run.
 pub const RUN: u32 = 0;
@@ -112,6 +116,7 @@ mod tests {
             ("NEEDED", NEEDED),
             ("CURRENT", CURRENT),
             ("ACTIVE", ACTIVE),
+            ("RUN_BASE", RUN_BASE),
             ("STATUS_WORDS", WORDS),
         ];
         let states = [("RUN", RUN), ("COUNT_ONLY", COUNT_ONLY), ("DONE", DONE)];

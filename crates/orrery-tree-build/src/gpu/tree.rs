@@ -26,6 +26,17 @@ struct Particles<E: Executor> {
     sorted: bool,
 }
 
+/// Slots of a build's first run: LeafCount from the root converges in 4-6 passes on
+/// octrees (a pass descends up to four levels), more on binary trees, which resume.
+const RUN_SLOTS_BUILD: u32 = 8;
+/// Slots of an update's first run: a step of small motions typically needs one changing
+/// pass and the confirming one. Every slot after convergence still launches its kernels
+/// (they return at once), so a run's slots are kept few and a run that needs more
+/// resumes with twice as many, at the cost of one more status read.
+const RUN_SLOTS_UPDATE: u32 = 3;
+/// Run shapes whose recordings are kept (build, update and their resumes).
+const MAX_RECORDED_SHAPES: usize = 6;
+
 /// The recordings of one run shape, one per starting leaf buffer.
 struct Recordings<E: Executor> {
     shape: RunShape,
@@ -76,7 +87,10 @@ pub struct GpuTree<E: GpuExecutor> {
     scratch: KeyScratch<E>,
     particles: Option<Particles<E>>,
     bufs: Option<LeafBuffers<E>>,
-    recordings: Option<Recordings<E>>,
+    /// Recordings by run shape (a build, an update and their resumes differ in slots).
+    recordings: Vec<Recordings<E>>,
+    /// Runs resumed because their slots were spent before convergence.
+    resumes: usize,
     /// Whether every kernel of a run has been launched once directly (so a recording
     /// compiles and loads nothing).
     warm: bool,
@@ -128,7 +142,8 @@ impl<E: GpuExecutor> GpuTree<E> {
             scratch: KeyScratch::default(),
             particles: None,
             bufs: None,
-            recordings: None,
+            recordings: Vec::new(),
+            resumes: 0,
             warm: false,
             host: None,
             geometry: None,
@@ -189,6 +204,12 @@ impl<E: GpuExecutor> GpuTree<E> {
     /// the first.
     pub fn replay_stats(&self) -> (usize, usize) {
         (self.replays, self.recorded)
+    }
+
+    /// Runs resumed because their slots were spent before convergence (one more status
+    /// read each; see `RUN_SLOTS_UPDATE`), since the tree was made.
+    pub fn resumes(&self) -> usize {
+        self.resumes
     }
 
     /// Leaves of the current tree (0 before the first rebalance).
@@ -508,6 +529,10 @@ impl<E: GpuExecutor> GpuTree<E> {
             self.geometry_written = None;
         }
         let mut parity = if mode == status::BEGIN_BUILD { 0 } else { self.host.map_or(0, |s| s.current as usize) };
+        // Passes done before this run (a resume keeps them) and the slots of this run:
+        // a few (RUN_SLOTS_*), doubled on each resume, never past the caller's cap.
+        let mut done = 0u32;
+        let mut slots = if mode == status::BEGIN_BUILD { RUN_SLOTS_BUILD } else { RUN_SLOTS_UPDATE };
         loop {
             let bufs = self.bufs.as_mut().expect("allocated above");
             let shape = RunShape {
@@ -515,7 +540,7 @@ impl<E: GpuExecutor> GpuTree<E> {
                 capacity: bufs.capacity as u32,
                 layout: self.shape.layout(),
                 criterion: self.rebalance.criterion,
-                max_passes: self.rebalance.max_passes,
+                max_passes: slots.min(self.rebalance.max_passes - done),
                 hilbert: self.geometry.map_or(0, hilbert_flag),
             };
             if let Some(nf) = bufs.nf.as_mut() {
@@ -537,7 +562,17 @@ impl<E: GpuExecutor> GpuTree<E> {
                     });
                 }
                 self.host = Some(st);
-                return Ok(st.convergence());
+                if st.converged || st.passes >= self.rebalance.max_passes {
+                    return Ok(st.convergence());
+                }
+                // The run's slots are spent with passes left: resume from the current
+                // tree (its counts are the final count's) with twice the slots.
+                done = st.passes;
+                slots = slots.saturating_mul(2);
+                parity = st.current as usize;
+                mode = status::BEGIN_RESUME;
+                self.resumes += 1;
+                continue;
             }
             // The proposal did not fit: nothing was written, the tree of the last
             // completed pass is current. Grow outside any recording and resume.
@@ -551,8 +586,9 @@ impl<E: GpuExecutor> GpuTree<E> {
             let bufs = self.bufs.as_mut().expect("allocated above");
             bufs.grow(exec, with_headroom(needed), st.leaf_count as usize, st.current as usize)?;
             self.geometry_written = None;
-            self.recordings = None;
+            self.recordings.clear();
             self.growths += 1;
+            done = st.passes;
             parity = st.current as usize;
             mode = status::BEGIN_RESUME;
         }
@@ -574,10 +610,16 @@ impl<E: GpuExecutor> GpuTree<E> {
             self.warm = true;
             return Ok(());
         }
-        let recs = match &mut self.recordings {
-            Some(r) if r.shape == *shape => r,
-            slot => slot.insert(Recordings { shape: *shape, by_parity: [None, None] }),
+        let at = if let Some(at) = self.recordings.iter().position(|r| r.shape == *shape) {
+            at
+        } else {
+            if self.recordings.len() == MAX_RECORDED_SHAPES {
+                self.recordings.remove(0);
+            }
+            self.recordings.push(Recordings { shape: *shape, by_parity: [None, None] });
+            self.recordings.len() - 1
         };
+        let recs = &mut self.recordings[at];
         let mut retried = false;
         loop {
             let rec = match &mut recs.by_parity[parity] {
