@@ -399,7 +399,8 @@ mod gpu {
     ) -> Result<Vec<Record>> {
         let n = points[0].len();
         let name = format!("{} {}", exec.name(), if T::DTYPE == DType::F64 { "f64" } else { "f32" });
-        let bbox = Some(Aabb::cube(<T as Real>::from_f64(-1.0), <T as Real>::from_f64(1.0))?);
+        let cube = Aabb::cube(<T as Real>::from_f64(-1.0), <T as Real>::from_f64(1.0))?;
+        let bbox = Some(cube);
         let options = Rebalance::new(v.criterion);
         let mut tree = GpuTree::new(exec, v.shape, options)?;
         let [x, y, z] = upload::<E, T>(exec, points)?;
@@ -443,12 +444,33 @@ mod gpu {
             measure_with_setup(exec, cfg.warmup, cfg.repeats, &mut tree, |_| Ok(()), |t| t.rebalance(exec).map(drop))?;
         out.push(record(&name, format!("{label} update unchanged"), n, unchanged, "1 pass".into()));
 
+        out.extend(step::<E, T>(exec, cfg, label, &name, points, v, &mut tree, [&x, &y, &z])?);
+        Ok(out)
+    }
+
+    /// One incremental step after noise of 1e-3 of the edge, from the converged tree of
+    /// `points` in `tree`: keys, sort, update and view timed apart, then the whole step.
+    #[allow(clippy::too_many_arguments)]
+    fn step<E: GpuExecutor, T: TreeReal + GpuViewReal>(
+        exec: &E,
+        cfg: &Config,
+        label: &str,
+        name: &str,
+        points: &[Vec<f64>; 3],
+        v: Variant,
+        tree: &mut GpuTree<E>,
+        [x, y, z]: [&E::Buffer<T>; 3],
+    ) -> Result<Vec<Record>> {
+        let n = points[0].len();
+        let cube = Aabb::cube(<T as Real>::from_f64(-1.0), <T as Real>::from_f64(1.0))?;
+        let bbox = Some(cube);
+        let mut out = Vec::new();
         // One incremental step after noise of 1e-3 of the edge, from the converged tree.
         let mut moved = points.clone();
         jitter(&mut moved, 2e-3, 7);
         let [mx, my, mz] = upload::<E, T>(exec, &moved)?;
         let restore = |t: &mut GpuTree<E>| -> Result<()> {
-            t.compute_keys(exec, &x, &y, &z, bbox)?;
+            t.compute_keys(exec, x, y, z, bbox)?;
             t.sort(exec)?;
             t.rebuild(exec).map(drop)
         };
@@ -456,7 +478,7 @@ mod gpu {
             exec,
             cfg.warmup,
             cfg.repeats,
-            &mut tree,
+            tree,
             |_| Ok(()),
             |t| t.compute_keys(exec, &mx, &my, &mz, bbox).map(drop),
         )?;
@@ -464,7 +486,7 @@ mod gpu {
             exec,
             cfg.warmup,
             cfg.repeats,
-            &mut tree,
+            tree,
             |t| t.compute_keys(exec, &mx, &my, &mz, bbox).map(drop),
             |t| t.sort(exec),
         )?;
@@ -472,7 +494,7 @@ mod gpu {
             exec,
             cfg.warmup,
             cfg.repeats,
-            &mut tree,
+            tree,
             |t| {
                 restore(t)?;
                 t.compute_keys(exec, &mx, &my, &mz, bbox)?;
@@ -480,32 +502,32 @@ mod gpu {
             },
             |t| t.rebalance(exec).map(drop),
         )?;
-        let geometry = Geometry::new(v.shape, bbox.expect("the suite gives a box"));
+        let geometry = Geometry::new(v.shape, cube);
         let mut builder = GpuTreeViewBuilder::<E, T>::new();
         let step_view = measure_with_setup(
             exec,
             cfg.warmup,
             cfg.repeats,
-            &mut tree,
+            tree,
             |t| {
                 restore(t)?;
                 t.step(exec, &mx, &my, &mz, bbox).map(drop)
             },
             |t| t.build_view(exec, &mut builder, &geometry).map(drop),
         )?;
-        let whole = measure_with_setup(exec, cfg.warmup, cfg.repeats, &mut tree, restore, |t| {
+        let whole = measure_with_setup(exec, cfg.warmup, cfg.repeats, tree, restore, |t| {
             t.step(exec, &mx, &my, &mz, bbox)?;
             t.build_view(exec, &mut builder, &geometry).map(drop)
         })?;
-        restore(&mut tree)?;
+        restore(tree)?;
         tree.compute_keys(exec, &mx, &my, &mz, bbox)?;
         tree.sort(exec)?;
         let step_run = tree.rebalance(exec)?;
         let (replays, recorded) = tree.replay_stats();
-        out.push(record(&name, format!("{label} step keys"), n, step_keys, String::new()));
-        out.push(record(&name, format!("{label} step sort"), n, step_sort, String::new()));
+        out.push(record(name, format!("{label} step keys"), n, step_keys, String::new()));
+        out.push(record(name, format!("{label} step sort"), n, step_sort, String::new()));
         out.push(record(
-            &name,
+            name,
             format!("{label} step update"),
             n,
             step_update,
@@ -515,10 +537,10 @@ mod gpu {
                 step_run.passes
             ),
         ));
-        out.push(record(&name, format!("{label} step view"), n, step_view, String::new()));
+        out.push(record(name, format!("{label} step view"), n, step_view, String::new()));
         let ratio = whole.median_ms / (step_keys.median_ms + step_sort.median_ms);
         out.push(record(
-            &name,
+            name,
             format!("{label} step whole"),
             n,
             whole,
