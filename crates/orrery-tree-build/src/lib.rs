@@ -12,8 +12,8 @@
 //! - Criteria ([`Criterion`]): LeafCount (Cornerstone's bucket size) and NFCount (the
 //!   estimated near-field work `n_i * S_i` of a leaf and its 27-cell neighbourhood,
 //!   [`nfcount`]).
-//! - GPUs ([`gpu`]): the LeafCount and NFCount builds and updates on CUDA and wgpu,
-//!   bit-identical to the CPU (the TreeView on the GPU: in progress).
+//! - GPUs ([`gpu`], [`gpu_view`]): the LeafCount and NFCount builds and updates and the
+//!   TreeView on CUDA and wgpu, bit-identical to the CPU.
 //! - Input ([`input`]): keys of positions in a given or computed box; particles outside
 //!   a given box get the removed key `key_end` and are excluded.
 //! - The view ([`view`]): every node (internal and leaf) of a tree as flat `u32`-indexed

@@ -36,8 +36,9 @@
 //! and formulas on every valid tree.
 //!
 //! # Device counts
-//! Every launch is sized for the host-side bounds (leaf capacity, node bound `Lb + (Lb -
-//! 1) / (2^b - 1)`, particle bound); the live counts (`L`, `N`, `lfp[L]`, the depth)
+//! Every launch is sized for the host-side bounds (leaf capacity, node bound
+//! `Lb + (Lb - 1) / (2^b - 1)`, particle bound); the live counts (`L`, `N`, the particle
+//! count `lfp[L]`, the depth)
 //! are words of the status block written on the device, and threads past them return.
 //! So with a [`LeafCount::Device`] a build has no host round trip; one read of the
 //! status block ([`DeviceTreeView::status`]) reports the counts and the input errors
