@@ -216,7 +216,7 @@ fn steady(
     let step_update =
         time(cfg, &mut tree.clone(), |t| *t = tree.clone(), |t| update(t, &moved_sorted, &options).map(|_| ()))?;
     // The TreeView of the updated tree (leaf starts are the prefix sum of its counts).
-    let starts = leaf_starts_of(&after);
+    let starts = after.leaf_starts();
     let step_view = time(
         cfg,
         &mut (),
@@ -239,19 +239,6 @@ fn steady(
         format!("whole step (keys + sort + update + view) {total:.3} ms, medians summed"),
     ));
     Ok(out)
-}
-
-/// The first sorted particle of every leaf (and the active count last): the prefix sum
-/// of the counts, as the leaves tile the key range in order.
-fn leaf_starts_of(tree: &Tree) -> Vec<u32> {
-    let mut starts = Vec::with_capacity(tree.counts().len() + 1);
-    let mut acc = 0u32;
-    starts.push(0);
-    for &c in tree.counts() {
-        acc += c;
-        starts.push(acc);
-    }
-    starts
 }
 
 /// The expanding sphere: per step, keys, sort and the update from the previous step's

@@ -117,7 +117,7 @@ impl Rebalance {
         Self { max_passes, ..self }
     }
 
-    fn check(self) -> Result<()> {
+    pub(crate) fn check(self) -> Result<()> {
         self.criterion.check()?;
         if self.max_passes == 0 {
             return Err(Error::InvalidArgument { what: "max_passes", reason: "must be at least 1".to_owned() });
@@ -160,6 +160,18 @@ impl Tree {
     /// NFCount, else `None`.
     pub fn nf(&self) -> Option<&[u64]> {
         self.nf.as_deref()
+    }
+
+    /// The first sorted particle of every leaf, then the particle count (`L + 1`
+    /// entries): the prefix sum of the counts, as the leaves tile the key range in order
+    /// (what [`crate::counts::leaf_starts`] finds by searching the keys).
+    pub fn leaf_starts(&self) -> Vec<u32> {
+        std::iter::once(0)
+            .chain(self.counts.iter().scan(0u32, |acc, &c| {
+                *acc += c;
+                Some(*acc)
+            }))
+            .collect()
     }
 
     /// Leaves holding no particle.

@@ -123,12 +123,9 @@ impl<E: GpuExecutor> GpuTree<E> {
     /// geometry of other keys than `shape`'s: another layout or another curve) or a zero
     /// pass cap; device failures.
     pub fn new(exec: &E, shape: Shape, rebalance: Rebalance) -> Result<Self> {
-        rebalance.criterion.check()?;
+        rebalance.check()?;
         if let Criterion::NfCount { geometry, .. } = rebalance.criterion {
             check_geometry(shape, geometry)?;
-        }
-        if rebalance.max_passes == 0 {
-            return Err(Error::InvalidArgument { what: "max_passes", reason: "must be at least 1".to_owned() });
         }
         let status = exec.upload(&[0u32; status::WORDS])?;
         let end_query = exec.upload(&[shape.layout().key_end::<u64>()])?;

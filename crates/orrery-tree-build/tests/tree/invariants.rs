@@ -86,6 +86,7 @@ fn every_pass_keeps_the_invariants_and_converges() {
             assert!(run.converged);
             assert_eq!(tree.leaves(), &leaves, "{what}");
             assert_eq!(tree.counts(), leaf_counts(leaves.keys(), &s.keys), "{what}");
+            assert_eq!(tree.leaf_starts(), leaf_starts(leaves.keys(), &s.keys), "{what}");
             assert_converged(&tree, bucket, &what);
         }
     }
