@@ -1,10 +1,19 @@
 //! # orrery-traverse
 //!
-//! Gravity on orrery's trees: bodies and the force law ([`bodies`]), seeded initial
-//! conditions ([`ic`]), direct summation ([`direct`]), the accuracy harness
-//! ([`accuracy`]), multipoles over a TreeView ([`multipole`]), opening criteria
-//! ([`mac`]) and the Barnes-Hut walks ([`walk`]).
+//! Gravity on orrery's trees: bodies and the force law ([`bodies`]), bodies in tree
+//! order ([`tree_bodies`]), multipoles over a TreeView ([`multipole`]), opening
+//! criteria ([`mac`]) and the Barnes-Hut walks ([`walk`]), with a one-call CPU solver
+//! ([`solver`]).
 
 pub mod bodies;
+pub mod mac;
+pub mod multipole;
+pub mod solver;
+pub mod tree_bodies;
+pub mod walk;
 
 pub use bodies::{Forces, Gravity, Softening, check_bodies};
+pub use mac::{Mac, Opening};
+pub use multipole::{Expansion, Multipoles};
+pub use tree_bodies::TreeBodies;
+pub use walk::{Interactions, WalkNodes};

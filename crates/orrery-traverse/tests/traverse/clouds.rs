@@ -1,0 +1,79 @@
+//! Seeded test bodies and an f64 reference, for the walk and multipole tests.
+
+use orrery_core::ParticleSet;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// `n` bodies of a clustered cloud (a Plummer-like core in a uniform halo), masses in
+/// [0.5, 1.5) / n.
+pub fn clustered(n: usize, seed: u64) -> ParticleSet<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut set = ParticleSet::with_capacity(n);
+    for i in 0..n {
+        let p = if i % 4 == 0 {
+            orrery_core::Vec3::new(
+                rng.random_range(-2.0..2.0),
+                rng.random_range(-2.0..2.0),
+                rng.random_range(-2.0..2.0),
+            )
+        } else {
+            // Plummer radii: r = (u^(-2/3) - 1)^(-1/2), capped.
+            let u: f64 = rng.random_range(1e-3..0.95);
+            let r = (u.powf(-2.0 / 3.0) - 1.0).powf(-0.5);
+            let (ct, ph): (f64, f64) = (rng.random_range(-1.0..1.0), rng.random_range(0.0..std::f64::consts::TAU));
+            let st = (1.0 - ct * ct).sqrt();
+            orrery_core::Vec3::new(r * st * ph.cos(), r * st * ph.sin(), r * ct)
+        };
+        set.push(p, rng.random_range(0.5..1.5) / n as f64);
+    }
+    set
+}
+
+/// The set in f32.
+pub fn to_f32(set: &ParticleSet<f64>) -> ParticleSet<f32> {
+    let c = |v: &[f64]| v.iter().map(|&a| a as f32).collect();
+    ParticleSet { x: c(&set.x), y: c(&set.y), z: c(&set.z), mass: c(&set.mass) }
+}
+
+/// Relative acceleration errors of `(ax, ay, az)` against `reference`, sorted.
+pub fn sorted_errors(reference: &orrery_traverse::Forces<f64>, ax: &[f64], ay: &[f64], az: &[f64]) -> Vec<f64> {
+    let mut e: Vec<f64> = (0..ax.len())
+        .map(|i| {
+            let r = reference.acc(i);
+            let d = [ax[i] - r[0], ay[i] - r[1], az[i] - r[2]];
+            (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() / (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt()
+        })
+        .collect();
+    e.sort_by(f64::total_cmp);
+    e
+}
+
+/// The `q`-quantile (nearest rank) of sorted values.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Plummer-softened direct summation in f64 (the self pair excluded), all targets.
+pub fn direct_f64(set: &ParticleSet<f64>, eps: f64) -> orrery_traverse::Forces<f64> {
+    let n = set.len();
+    let mut f = orrery_traverse::Forces::zeros(n);
+    for i in 0..n {
+        let mut a = [0.0f64; 4];
+        for j in 0..n {
+            if j == i {
+                continue;
+            }
+            let d = [set.x[j] - set.x[i], set.y[j] - set.y[i], set.z[j] - set.z[i]];
+            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps * eps;
+            let rinv = 1.0 / r2.sqrt();
+            let mr3 = set.mass[j] * rinv * rinv * rinv;
+            a[0] += mr3 * d[0];
+            a[1] += mr3 * d[1];
+            a[2] += mr3 * d[2];
+            a[3] -= set.mass[j] * rinv;
+        }
+        (f.ax[i], f.ay[i], f.az[i], f.pot[i]) = (a[0], a[1], a[2], a[3]);
+    }
+    f
+}
