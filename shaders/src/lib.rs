@@ -145,6 +145,16 @@ pub mod tree_view {
     }
 }
 
+pub mod traverse {
+    //! `shaders/traverse`: the gravity shaders of `orrery-traverse` (the CUDA twins are in
+    //! `orrery_kernels::traverse`). Each file `//#include`s `core/common`.
+
+    files! { "traverse";
+        /// The Barnes-Hut walks: independent, coherent and group, and the scatter back.
+        WALK = "walk.wgsl";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -156,9 +166,12 @@ mod tests {
     fn every_file_is_listed() {
         // `shaders/tree` holds the tree build's passes and the TreeView's file.
         let tree: Vec<(&str, &str)> = super::tree::FILES.iter().chain(super::tree_view::FILES).copied().collect();
-        for (folder, files) in
-            [("core", super::core::FILES), ("balltree", super::balltree::FILES), ("tree", tree.as_slice())]
-        {
+        for (folder, files) in [
+            ("core", super::core::FILES),
+            ("balltree", super::balltree::FILES),
+            ("tree", tree.as_slice()),
+            ("traverse", super::traverse::FILES),
+        ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
             let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
                 .unwrap()

@@ -6,6 +6,7 @@
 //! ([`solver`]).
 
 pub mod bodies;
+pub mod gpu;
 pub mod mac;
 pub mod multipole;
 pub mod solver;

@@ -3,5 +3,6 @@
 //! against the CPU.
 
 mod clouds;
+mod gpu_walk;
 mod multipoles;
 mod walks;
