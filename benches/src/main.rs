@@ -28,6 +28,10 @@ enum Suite {
     /// Cornerstone tree build per phase (keys, sort, from scratch, incremental step) on
     /// the tree datasets; peer: `cstone_octree_driver` through `benches/device/tree.sh`.
     Tree,
+    /// Barnes-Hut walks (independent, coherent, group) and direct summation on Plummer
+    /// and uniform bodies, with error percentiles; peer: `ryoanji_driver` through
+    /// `benches/device/gravity.sh`.
+    Gravity,
 }
 
 #[derive(Debug, Parser)]
@@ -65,7 +69,8 @@ struct Args {
     /// JSON lines.
     #[arg(long)]
     peer: Option<PathBuf>,
-    /// (tree) Write the 2M datasets in the peer drivers' format and our leaf arrays here.
+    /// (tree) Write the 2M datasets in the peer drivers' format and our leaf arrays here;
+    /// (gravity) write the workloads in the peer drivers' format here, before measuring.
     #[arg(long)]
     peer_files: Option<PathBuf>,
 }
@@ -87,6 +92,14 @@ fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrer
             let name = format!("cpu:rayon ({} threads)", pool.current_num_threads());
             pool.install(|| suites::tree::run_cpu(cfg, &name, args.peer_files.as_deref()))
         }
+        Suite::Gravity => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(args.threads.unwrap_or(0))
+                .build()
+                .map_err(|e| orrery_core::Error::InvalidArgument { what: "--threads", reason: e.to_string() })?;
+            let name = format!("cpu:rayon ({} threads)", pool.current_num_threads());
+            pool.install(|| suites::gravity::run_cpu(cfg, &name))
+        }
     }
 }
 
@@ -99,6 +112,7 @@ fn run_gpu<E: orrery_core::GpuExecutor>(suite: Suite, exec: &E, cfg: &Config) ->
         Suite::Primitives => suites::primitives::run(exec, cfg),
         Suite::Balltree => suites::balltree::run_gpu(exec, cfg),
         Suite::Tree => suites::tree::run_gpu(exec, cfg),
+        Suite::Gravity => suites::gravity::run_gpu(exec, cfg),
     }
 }
 
@@ -108,6 +122,9 @@ fn main() -> Result<()> {
     let mut env = Environment::detect();
     let mut records = Vec::new();
     let wants = |name: &str| args.executors.iter().any(|e| e == name);
+    if let (Suite::Gravity, Some(dir)) = (args.suite, &args.peer_files) {
+        suites::gravity::write_peer_files(&cfg, dir)?;
+    }
 
     if wants("cpu") {
         let mut cpu = match args.threads {

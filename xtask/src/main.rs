@@ -74,8 +74,9 @@ const GPU_CRATES: &[&str] = &["orrery-backend-cuda", "orrery-backend-wgpu"];
 /// `balltree` is orrery-balltree's one integration-test binary: its `gpu_cuda`,
 /// `gpu_wgpu` and `gpu_bench` modules need a GPU, the rest run where the bundle is built
 /// (and [`RUN_SCRIPT`] runs only the GPU modules of it unless given a filter).
-/// `tree` is orrery-tree-build's: its `gpu`, `gpu_view` and `gpu_nf` modules need a GPU.
-const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree", "tree"];
+/// `tree` is orrery-tree-build's: its `gpu`, `gpu_view` and `gpu_nf` modules need a GPU;
+/// `traverse` is orrery-traverse's, with its `gpu*` modules.
+const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree", "tree", "traverse"];
 
 /// Which test targets go into the bundle.
 #[derive(Debug, Clone)]
@@ -543,6 +544,7 @@ for t in "$here"/bin/*; do
   case "$name" in
     balltree-*) [ -n "$filter" ] || args="gpu_cuda:: gpu_wgpu::";;
     tree-*) [ -n "$filter" ] || args="gpu";;
+    traverse-*) [ -n "$filter" ] || args="gpu";;
   esac
   "$t" --test-threads=4 $args > "$out/test-$name.log" 2>&1
   rc=$?
@@ -591,6 +593,7 @@ mod tests {
             ("orrery-backend-wgpu", "wgpu"),
             ("orrery-balltree", "balltree"),
             ("orrery-tree-build", "tree"),
+            ("orrery-traverse", "traverse"),
         ] {
             assert!(gpu.keeps(krate, target), "{krate} {target} must be bundled");
         }

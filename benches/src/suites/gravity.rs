@@ -1,0 +1,260 @@
+//! `gravity`: Barnes-Hut force evaluations (orrery-traverse) and direct summation.
+//!
+//! Workloads (the gravity issue's): a Plummer sphere of scale length 1 (the peer's), 1M
+//! and 4M bodies, and a uniform cube `[-3, 3]^3` of 4M; Plummer softening 0.01; a Hilbert
+//! octree with leaves of at most 16 bodies. Per workload and setting (theta 0.3, 0.5,
+//! 0.75, 1.0; monopole and quadrupole; safe criterion) every walk is timed and its
+//! accuracy measured: the relative acceleration error against an f64 direct sum on 4096
+//! evenly spaced bodies (median, 90th, 99th percentile and maximum), the mean and maximum
+//! particle-particle and particle-cell counts, interactions per second and flops (20 per
+//! particle-particle and monopole interaction, 45 per quadrupole one:
+//! `orrery_traverse::walk::FLOPS_*`). Records carry all of it in `info`, so modes are
+//! compared at equal accuracy.
+//!
+//! GPU (CUDA, wgpu): the walks read node data the CPU prepared (tree, view, multipoles),
+//! uploaded once per setting: the walk alone is timed here. CPU: the whole force
+//! evaluation (tree, view, multipoles, walk) of the 1M Plummer sphere, per walk.
+//!
+//! `--peer-files DIR` writes each workload in the peer drivers' format
+//! (`<set>-<N>.bin`), for `benches/device/gravity.sh` to run `ryoanji_driver` on the same
+//! bodies.
+
+use std::path::Path;
+use std::time::Instant;
+
+use orrery_core::{ParticleSet, Result};
+use orrery_traverse::direct::{Targets, direct_sum_f64, evenly_spaced_targets};
+use orrery_traverse::ic;
+use orrery_traverse::solver::{BarnesHut, CpuWalk, Solution};
+use orrery_traverse::walk::{FLOPS_M2P_MONOPOLE, FLOPS_M2P_QUADRUPOLE, FLOPS_P2P};
+use orrery_traverse::{Expansion, Forces, Gravity, Interactions, Opening};
+
+use crate::report::Record;
+use crate::stats::Stats;
+use crate::suites::Config;
+
+/// Plummer softening of every workload.
+pub const EPS: f64 = 0.01;
+/// Bodies whose errors are measured.
+const ERROR_TARGETS: usize = 4096;
+/// Opening angles.
+const THETAS: [f64; 4] = [0.3, 0.5, 0.75, 1.0];
+
+/// One workload.
+struct Workload {
+    name: &'static str,
+    n: usize,
+    bodies: ParticleSet<f64>,
+}
+
+fn workloads(cfg: &Config, cpu: bool) -> Result<Vec<Workload>> {
+    let sizes: &[(&str, usize)] = if cfg.quick {
+        &[("plummer", 100_000)]
+    } else if cpu {
+        &[("plummer", 1_000_000)]
+    } else {
+        &[("plummer", 1_000_000), ("plummer", 4_000_000), ("uniform", 4_000_000)]
+    };
+    sizes
+        .iter()
+        .map(|&(name, n)| {
+            let ps = match name {
+                "plummer" => ic::plummer_scaled(n, 1.0, 42)?,
+                _ => ic::uniform_cube(n, 3.0, 42)?,
+            };
+            Ok(Workload { name, n, bodies: ps.bodies::<f64>() })
+        })
+        .collect()
+}
+
+fn to_f32(set: &ParticleSet<f64>) -> ParticleSet<f32> {
+    let c = |v: &[f64]| v.iter().map(|&a| a as f32).collect();
+    ParticleSet { x: c(&set.x), y: c(&set.y), z: c(&set.z), mass: c(&set.mass) }
+}
+
+/// "1M", "4M".
+fn millions(n: usize) -> String {
+    if n >= 1_000_000 { format!("{}M", n / 1_000_000) } else { format!("{}K", n / 1000) }
+}
+
+/// The f64 reference at the error targets.
+fn reference(w: &Workload) -> Result<(Vec<u32>, Forces<f64>)> {
+    let targets = evenly_spaced_targets(w.n, ERROR_TARGETS);
+    let forces = direct_sum_f64(&w.bodies.view()?, Targets::Indices(&targets), &Gravity::plummer(EPS))?;
+    Ok((targets, forces))
+}
+
+/// Error percentiles and interaction statistics of an input-order result.
+fn summary(forces: &Forces<f32>, counts: &Interactions, targets: &[u32], reference: &Forces<f64>, ms: f64, expansion: Expansion) -> String {
+    let mut e: Vec<f64> = targets
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let i = i as usize;
+            let r = reference.acc(k);
+            let a = [f64::from(forces.ax[i]), f64::from(forces.ay[i]), f64::from(forces.az[i])];
+            let d = ((a[0] - r[0]).powi(2) + (a[1] - r[1]).powi(2) + (a[2] - r[2]).powi(2)).sqrt();
+            d / (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt()
+        })
+        .collect();
+    e.sort_by(f64::total_cmp);
+    let q = |p: f64| e[((p * e.len() as f64).ceil() as usize).clamp(1, e.len()) - 1];
+    let n = counts.particle_particle.len() as f64;
+    let (pp, pc) = (counts.total_particle_particle(), counts.total_particle_cell());
+    let m2p = if expansion == Expansion::Quadrupole { FLOPS_M2P_QUADRUPOLE } else { FLOPS_M2P_MONOPOLE };
+    let flops = (pp * FLOPS_P2P + pc * m2p) as f64;
+    let secs = ms * 1e-3;
+    format!(
+        "err p50 {:.2e} p90 {:.2e} p99 {:.2e} max {:.2e}; pp mean {:.0} max {}; pc mean {:.0} max {}; {:.3e} interactions/s; {:.1} TFlop/s",
+        q(0.5),
+        q(0.9),
+        q(0.99),
+        e[e.len() - 1],
+        pp as f64 / n,
+        counts.particle_particle.iter().max().unwrap_or(&0),
+        pc as f64 / n,
+        counts.particle_cell.iter().max().unwrap_or(&0),
+        (pp + pc) as f64 / secs,
+        flops / secs / 1e12
+    )
+}
+
+fn label(w: &Workload, theta: f64, expansion: Expansion) -> String {
+    let e = if expansion == Expansion::Quadrupole { "quadrupole" } else { "monopole" };
+    format!("{} {} theta {theta} {e}", w.name, millions(w.n))
+}
+
+fn record(executor: String, workload: String, n: usize, stats: Stats, info: String) -> Record {
+    Record { suite: "gravity".into(), workload, executor, elements: n as u64, bytes: 0, stats, info }
+}
+
+/// Writes each workload in the peer drivers' format to `dir`.
+///
+/// # Errors
+/// I/O failures as [`orrery_core::Error::InvalidArgument`].
+pub fn write_peer_files(cfg: &Config, dir: &Path) -> Result<()> {
+    let io = |e: std::io::Error| orrery_core::Error::InvalidArgument { what: "peer files", reason: e.to_string() };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    for w in workloads(cfg, false)? {
+        let b = &w.bodies;
+        let mut bytes = Vec::with_capacity(8 + 32 * w.n);
+        bytes.extend_from_slice(&(w.n as u64).to_le_bytes());
+        for i in 0..w.n {
+            for v in [b.x[i], b.y[i], b.z[i], b.mass[i]] {
+                bytes.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        std::fs::write(dir.join(format!("{}-{}.bin", w.name, millions(w.n))), bytes).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// The CPU force evaluation of the 1M Plummer sphere (tree, view, multipoles, walk), per
+/// walk, at theta 0.5 and 0.75 with quadrupoles.
+///
+/// # Errors
+/// Solver failures.
+pub fn run_cpu(cfg: &Config, executor: &str) -> Result<Vec<Record>> {
+    let mut records = Vec::new();
+    for w in workloads(cfg, true)? {
+        let (targets, reference) = reference(&w)?;
+        let bodies = to_f32(&w.bodies);
+        let view = bodies.view()?;
+        for theta in [0.5, 0.75] {
+            for walk in [CpuWalk::Targets, CpuWalk::Groups(32)] {
+                let mut bh = BarnesHut::new(Gravity::plummer(EPS as f32), Opening::safe(theta as f32));
+                bh.walk = walk;
+                let mut samples = Vec::new();
+                let mut last: Option<Solution<f32>> = None;
+                for run in 0..cfg.warmup + cfg.repeats {
+                    let start = Instant::now();
+                    let s = bh.solve(&view)?;
+                    if run >= cfg.warmup {
+                        samples.push(start.elapsed());
+                    }
+                    last = Some(s);
+                }
+                let stats = Stats::from_samples(&mut samples);
+                let s = last.expect("at least one run");
+                let info = summary(&s.forces, &s.interactions, &targets, &reference, stats.median_ms, Expansion::Quadrupole);
+                let name = match walk {
+                    CpuWalk::Targets => "targets",
+                    CpuWalk::Groups(_) => "groups of 32",
+                };
+                records.push(record(
+                    format!("{executor} {name} (whole evaluation)"),
+                    label(&w, theta, Expansion::Quadrupole),
+                    w.n,
+                    stats,
+                    info,
+                ));
+            }
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub use gpu::run_gpu;
+
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+mod gpu {
+    use orrery_core::{GpuExecutor, Result};
+    use orrery_traverse::gpu::walk::{GpuWalk, ScatteredOutput, WalkInput, WalkOutput, run_walk, scatter};
+    use orrery_traverse::solver::{BarnesHut, Prepared};
+    use orrery_traverse::{Expansion, Gravity, Opening, WalkNodes};
+
+    use super::{EPS, THETAS, label, record, reference, summary, to_f32, workloads};
+    use crate::report::Record;
+    use crate::stats::measure;
+    use crate::suites::Config;
+
+    /// Every walk on the device over CPU-prepared node data (see the module
+    /// documentation).
+    ///
+    /// # Errors
+    /// Solver and device failures.
+    pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
+        let mut records = Vec::new();
+        for w in workloads(cfg, false)? {
+            let (targets, reference) = reference(&w)?;
+            let bodies = to_f32(&w.bodies);
+            let gravity = Gravity::plummer(EPS as f32);
+            let bh = BarnesHut::new(gravity, Opening::safe(0.5f32));
+            let p: Prepared<f32> = bh.prepare(&bodies.view()?)?;
+            let b = &p.bodies;
+            let packed: Vec<[f32; 4]> = (0..b.len()).map(|i| [b.x[i], b.y[i], b.z[i], b.m[i]]).collect();
+            let d_bodies = exec.upload(&packed)?;
+            let d_order = exec.upload(&b.order)?;
+            let mut out = WalkOutput::new(exec, w.n)?;
+            let mut scattered = ScatteredOutput::new(exec, w.n)?;
+            for theta in THETAS {
+                let nodes = WalkNodes::new(&p.view, &p.multipoles, &Opening::safe(theta as f32))?;
+                let centres = exec.upload(&nodes.centres)?;
+                let masses = exec.upload(&nodes.masses)?;
+                let quads = exec.upload(&nodes.quads)?;
+                let links = exec.upload(&nodes.links)?;
+                let input = WalkInput {
+                    bodies: (&d_bodies).into(),
+                    centres: (&centres).into(),
+                    masses: (&masses).into(),
+                    quads: (&quads).into(),
+                    links: (&links).into(),
+                };
+                for expansion in [Expansion::Monopole, Expansion::Quadrupole] {
+                    for walk in GpuWalk::ALL {
+                        let stats = measure(exec, cfg.warmup, cfg.repeats, || {
+                            run_walk(exec, walk, &input, w.n, &gravity, expansion, &mut out)
+                        })?;
+                        scatter(exec, &out, &d_order, &mut scattered)?;
+                        let (forces, counts) = scattered.download(exec, w.n)?;
+                        let info = summary(&forces, &counts, &targets, &reference, stats.median_ms, expansion);
+                        let name = format!("{} {walk:?} walk", orrery_core::Executor::name(exec));
+                        records.push(record(name, label(&w, theta, expansion), w.n, stats, info));
+                    }
+                }
+            }
+        }
+        Ok(records)
+    }
+}
