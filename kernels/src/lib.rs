@@ -17,6 +17,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
+//! - [`traverse`]: the GPU multipoles and walks of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -245,6 +246,18 @@ pub mod tree_view {
     }
 }
 
+pub mod traverse {
+    //! `kernels/traverse`: the GPU passes of `orrery-traverse` (the WGSL twins are in
+    //! `orrery_shaders::traverse`). Every file is self-contained: it is the translation
+    //! unit NVRTC compiles.
+
+    files! { "traverse";
+        /// The upward pass: bodies in tree order, multipoles from the leaves up, extents and
+        /// the walk's packed node data.
+        UPWARD = "upward.cu";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -267,9 +280,12 @@ mod tests {
         let core: Vec<(&str, &str)> = super::core::FILES.iter().chain(super::core::keyed::FILES).copied().collect();
         // `kernels/tree` holds the tree build's passes and the TreeView's file.
         let tree: Vec<(&str, &str)> = super::tree::FILES.iter().chain(super::tree_view::FILES).copied().collect();
-        for (folder, files) in
-            [("core", core.as_slice()), ("balltree", super::balltree::FILES), ("tree", tree.as_slice())]
-        {
+        for (folder, files) in [
+            ("core", core.as_slice()),
+            ("balltree", super::balltree::FILES),
+            ("tree", tree.as_slice()),
+            ("traverse", super::traverse::FILES),
+        ] {
             let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
             assert_eq!(listed, on_disk(folder), "kernels/{folder}");
             for &(path, text) in files {

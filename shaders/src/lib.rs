@@ -15,6 +15,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
+//! - [`traverse`]: the GPU multipoles and walks of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -145,6 +146,18 @@ pub mod tree_view {
     }
 }
 
+pub mod traverse {
+    //! `shaders/traverse`: the GPU passes of `orrery-traverse` (f32 only: WGSL has no f64;
+    //! the CUDA twins are in `orrery_kernels::traverse`). Every file is self-contained (no
+    //! `//#include`).
+
+    files! { "traverse";
+        /// The upward pass: bodies in tree order, multipoles from the leaves up, extents and
+        /// the walk's packed node data.
+        UPWARD = "upward.wgsl";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -156,9 +169,12 @@ mod tests {
     fn every_file_is_listed() {
         // `shaders/tree` holds the tree build's passes and the TreeView's file.
         let tree: Vec<(&str, &str)> = super::tree::FILES.iter().chain(super::tree_view::FILES).copied().collect();
-        for (folder, files) in
-            [("core", super::core::FILES), ("balltree", super::balltree::FILES), ("tree", tree.as_slice())]
-        {
+        for (folder, files) in [
+            ("core", super::core::FILES),
+            ("balltree", super::balltree::FILES),
+            ("tree", tree.as_slice()),
+            ("traverse", super::traverse::FILES),
+        ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
             let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
                 .unwrap()
