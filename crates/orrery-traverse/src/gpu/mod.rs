@@ -1,0 +1,6 @@
+//! The GPU passes of orrery-traverse, written once for every [`orrery_core::GpuExecutor`]
+//! (CUDA and wgpu): the upward pass ([`upward`]).
+
+pub mod upward;
+
+pub use upward::{DeviceTreeBodies, DeviceWalkNodes, compute_walk_nodes};
