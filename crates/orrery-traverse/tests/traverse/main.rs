@@ -3,5 +3,6 @@
 //! against the CPU.
 
 mod clouds;
+mod gpu_upward;
 mod multipoles;
 mod walks;
