@@ -17,7 +17,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
-//! - [`traverse`]: the gravity kernels of `orrery-traverse`.
+//! - [`traverse`]: the GPU multipoles and walks of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -247,11 +247,14 @@ pub mod tree_view {
 }
 
 pub mod traverse {
-    //! `kernels/traverse`: the gravity kernels of `orrery-traverse` (the WGSL twins are in
-    //! `orrery_shaders::traverse`). Each file is self-contained: it is the translation
+    //! `kernels/traverse`: the GPU passes of `orrery-traverse` (the WGSL twins are in
+    //! `orrery_shaders::traverse`). Every file is self-contained: it is the translation
     //! unit NVRTC compiles.
 
     files! { "traverse";
+        /// The upward pass: bodies in tree order, multipoles from the leaves up, extents and
+        /// the walk's packed node data.
+        UPWARD = "upward.cu";
         /// The Barnes-Hut walks: independent, coherent and group, and the scatter back.
         WALK = "walk.cu";
     }

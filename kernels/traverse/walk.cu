@@ -103,9 +103,16 @@ __device__ __forceinline__ void bh_store(float4* acc, uint2* counts, unsigned i,
 }
 
 extern "C" __global__ void bh_walk_independent(
-    const float4* __restrict__ B, const float4* __restrict__ C, const float4* __restrict__ M,
-    const float4* __restrict__ Q, const uint4* __restrict__ L, float4* __restrict__ acc, uint2* __restrict__ counts,
-    unsigned n, unsigned quadrupole, float eps2, float g) {
+    const float* __restrict__ bodies, const float* __restrict__ centres, const float* __restrict__ masses,
+    const float* __restrict__ quads, const unsigned* __restrict__ links, float4* __restrict__ acc,
+    uint2* __restrict__ counts, unsigned n, unsigned quadrupole, float eps2, float g) {
+    // The node and body arrays are flat f32 / u32 buffers of four values per entry (the
+    // upward pass writes them so), 16-byte aligned: read as float4 / uint4.
+    const float4* B = reinterpret_cast<const float4*>(bodies);
+    const float4* C = reinterpret_cast<const float4*>(centres);
+    const float4* M = reinterpret_cast<const float4*>(masses);
+    const float4* Q = reinterpret_cast<const float4*>(quads);
+    const uint4* L = reinterpret_cast<const uint4*>(links);
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float4 b = B[i];
@@ -141,9 +148,16 @@ extern "C" __global__ void bh_walk_independent(
 }
 
 extern "C" __global__ void bh_walk_coherent(
-    const float4* __restrict__ B, const float4* __restrict__ C, const float4* __restrict__ M,
-    const float4* __restrict__ Q, const uint4* __restrict__ L, float4* __restrict__ acc, uint2* __restrict__ counts,
-    unsigned n, unsigned quadrupole, float eps2, float g) {
+    const float* __restrict__ bodies, const float* __restrict__ centres, const float* __restrict__ masses,
+    const float* __restrict__ quads, const unsigned* __restrict__ links, float4* __restrict__ acc,
+    uint2* __restrict__ counts, unsigned n, unsigned quadrupole, float eps2, float g) {
+    // The node and body arrays are flat f32 / u32 buffers of four values per entry (the
+    // upward pass writes them so), 16-byte aligned: read as float4 / uint4.
+    const float4* B = reinterpret_cast<const float4*>(bodies);
+    const float4* C = reinterpret_cast<const float4*>(centres);
+    const float4* M = reinterpret_cast<const float4*>(masses);
+    const float4* Q = reinterpret_cast<const float4*>(quads);
+    const uint4* L = reinterpret_cast<const uint4*>(links);
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     // Whole warps stay in the loop (the votes need every lane); lanes past the targets
     // are inactive from the start and never resume.
@@ -194,9 +208,16 @@ extern "C" __global__ void bh_walk_coherent(
 }
 
 extern "C" __global__ void bh_walk_group(
-    const float4* __restrict__ B, const float4* __restrict__ C, const float4* __restrict__ M,
-    const float4* __restrict__ Q, const uint4* __restrict__ L, float4* __restrict__ acc, uint2* __restrict__ counts,
-    unsigned n, unsigned quadrupole, float eps2, float g) {
+    const float* __restrict__ bodies, const float* __restrict__ centres, const float* __restrict__ masses,
+    const float* __restrict__ quads, const unsigned* __restrict__ links, float4* __restrict__ acc,
+    uint2* __restrict__ counts, unsigned n, unsigned quadrupole, float eps2, float g) {
+    // The node and body arrays are flat f32 / u32 buffers of four values per entry (the
+    // upward pass writes them so), 16-byte aligned: read as float4 / uint4.
+    const float4* B = reinterpret_cast<const float4*>(bodies);
+    const float4* C = reinterpret_cast<const float4*>(centres);
+    const float4* M = reinterpret_cast<const float4*>(masses);
+    const float4* Q = reinterpret_cast<const float4*>(quads);
+    const uint4* L = reinterpret_cast<const uint4*>(links);
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if ((i & ~31u) >= n) return;
     bool valid = i < n;

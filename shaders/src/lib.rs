@@ -15,6 +15,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
+//! - [`traverse`]: the GPU multipoles and walks of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -146,10 +147,14 @@ pub mod tree_view {
 }
 
 pub mod traverse {
-    //! `shaders/traverse`: the gravity shaders of `orrery-traverse` (the CUDA twins are in
-    //! `orrery_kernels::traverse`). Each file `//#include`s `core/common`.
+    //! `shaders/traverse`: the GPU passes of `orrery-traverse` (f32 only: WGSL has no f64;
+    //! the CUDA twins are in `orrery_kernels::traverse`). `upward.wgsl` is self-contained;
+    //! `walk.wgsl` `//#include`s `core/common`.
 
     files! { "traverse";
+        /// The upward pass: bodies in tree order, multipoles from the leaves up, extents and
+        /// the walk's packed node data.
+        UPWARD = "upward.wgsl";
         /// The Barnes-Hut walks: independent, coherent and group, and the scatter back.
         WALK = "walk.wgsl";
     }

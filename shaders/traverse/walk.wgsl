@@ -21,8 +21,8 @@
 //   target, over a 1D grid spread on a 2D dispatch (linear_block).
 //
 // Buffers (binding: direction, length)
-//   0 bodies (r, 4 n), 1 centres (r, 4 N), 2 masses (r, 4 N), 3 quads (r, 4 N),
-//   4 links (r, 4 N u32), 5 acc (rw, 4 n), 6 counts (rw, 2 n u32), 7 params {n, quadrupole, eps2, g}
+//   0 bodies (r, 4 n f32), 1 centres (r, 4 N f32), 2 masses (r, 4 N), 3 quads (r, 4 N),
+//   4 links (r, 4 N u32), 5 acc (rw, n vec4), 6 counts (rw, n vec2<u32>), 7 params {n, quadrupole, eps2, g}
 //
 // bh_scatter_forces / bh_scatter_counts: out[order[k]] = in[k], one invocation per target
 //   (bindings: acc or counts, order, then the outputs, then params {n}).
@@ -41,14 +41,36 @@ struct WalkParams {
     g: f32,
 }
 
-@group(0) @binding(0) var<storage, read> wk_bodies: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> wk_centres: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> wk_masses: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> wk_quads: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read> wk_links: array<vec4<u32>>;
+// The node and body arrays are flat f32 / u32 buffers of four values per entry (as the
+// upward pass writes them); body(i), centre(n), ... read one entry.
+@group(0) @binding(0) var<storage, read> wk_bodies: array<f32>;
+@group(0) @binding(1) var<storage, read> wk_centres: array<f32>;
+@group(0) @binding(2) var<storage, read> wk_masses: array<f32>;
+@group(0) @binding(3) var<storage, read> wk_quads: array<f32>;
+@group(0) @binding(4) var<storage, read> wk_links: array<u32>;
 @group(0) @binding(5) var<storage, read_write> wk_acc: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> wk_counts: array<vec2<u32>>;
 @group(0) @binding(7) var<uniform> wk_p: WalkParams;
+
+fn body(i: u32) -> vec4<f32> {
+    return vec4<f32>(wk_bodies[4u * i], wk_bodies[4u * i + 1u], wk_bodies[4u * i + 2u], wk_bodies[4u * i + 3u]);
+}
+
+fn centre(n: u32) -> vec4<f32> {
+    return vec4<f32>(wk_centres[4u * n], wk_centres[4u * n + 1u], wk_centres[4u * n + 2u], wk_centres[4u * n + 3u]);
+}
+
+fn mass_of(n: u32) -> vec4<f32> {
+    return vec4<f32>(wk_masses[4u * n], wk_masses[4u * n + 1u], wk_masses[4u * n + 2u], wk_masses[4u * n + 3u]);
+}
+
+fn quadrupole_of(n: u32) -> vec4<f32> {
+    return vec4<f32>(wk_quads[4u * n], wk_quads[4u * n + 1u], wk_quads[4u * n + 2u], wk_quads[4u * n + 3u]);
+}
+
+fn link(n: u32) -> vec4<u32> {
+    return vec4<u32>(wk_links[4u * n], wk_links[4u * n + 1u], wk_links[4u * n + 2u], wk_links[4u * n + 3u]);
+}
 
 // A product rounded to f32 before any sum it feeds (see the header).
 fn rounded_mul(a: f32, b: f32, opaque_zero: u32) -> f32 {
@@ -115,18 +137,18 @@ fn bh_walk_independent(@builtin(local_invocation_index) lid: u32, @builtin(workg
     let oz = wk_p.quadrupole >> 1u;
     let quad = wk_p.quadrupole != 0u;
     let eps2 = wk_p.eps2;
-    let xi = wk_bodies[i].xyz;
+    let xi = body(i).xyz;
     var a = vec4<f32>(0.0);
     var pp = 0u;
     var pc = 0u;
     var node = 0u;
     while node != NONE {
-        let l = wk_links[node];
+        let l = link(node);
         if l.w == 0u {
             node = l.y;
             continue;
         }
-        let c = wk_centres[node];
+        let c = centre(node);
         if dist2(c, xi, oz) < c.w {
             if l.x != NONE {
                 node = l.x;
@@ -134,12 +156,12 @@ fn bh_walk_independent(@builtin(local_invocation_index) lid: u32, @builtin(workg
             }
             for (var j = l.z; j < l.z + l.w; j++) {
                 if j != i {
-                    a = p2p(a, xi, wk_bodies[j], eps2);
+                    a = p2p(a, xi, body(j), eps2);
                     pp += 1u;
                 }
             }
         } else {
-            a = m2p(a, xi, c, wk_masses[node], wk_quads[node], eps2, quad);
+            a = m2p(a, xi, c, mass_of(node), quadrupole_of(node), eps2, quad);
             pc += 1u;
         }
         node = l.y;
@@ -159,7 +181,7 @@ fn bh_walk_coherent(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @bui
     let oz = wk_p.quadrupole >> 1u;
     let quad = wk_p.quadrupole != 0u;
     let eps2 = wk_p.eps2;
-    let xi = wk_bodies[min(i, n - 1u)].xyz;
+    let xi = body(min(i, n - 1u)).xyz;
     var a = vec4<f32>(0.0);
     var pp = 0u;
     var pc = 0u;
@@ -176,16 +198,16 @@ fn bh_walk_coherent(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @bui
         if node == resume {
             walking = true;
         }
-        let l = wk_links[node];
+        let l = link(node);
         if l.w == 0u {
             node = l.y;
             continue;
         }
-        let c = wk_centres[node];
+        let c = centre(node);
         let open = walking && dist2(c, xi, oz) < c.w;
         let leaf = l.x == NONE;
         if walking && !open {
-            a = m2p(a, xi, c, wk_masses[node], wk_quads[node], eps2, quad);
+            a = m2p(a, xi, c, mass_of(node), quadrupole_of(node), eps2, quad);
             pc += 1u;
             if !leaf {
                 walking = false;
@@ -197,7 +219,7 @@ fn bh_walk_coherent(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @bui
             if open {
                 for (var j = l.z; j < l.z + l.w; j++) {
                     if j != i {
-                        a = p2p(a, xi, wk_bodies[j], eps2);
+                        a = p2p(a, xi, body(j), eps2);
                         pp += 1u;
                     }
                 }
@@ -222,13 +244,13 @@ fn bh_walk_coherent(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @bui
         if node == resume {
             walking = true;
         }
-        let l = wk_links[node];
-        let c = wk_centres[node];
+        let l = link(node);
+        let c = centre(node);
         let live = l.w != 0u;
         let open = live && walking && dist2(c, xi, oz) < c.w;
         let leaf = l.x == NONE;
         if live && walking && !open {
-            a = m2p(a, xi, c, wk_masses[node], wk_quads[node], eps2, quad);
+            a = m2p(a, xi, c, mass_of(node), quadrupole_of(node), eps2, quad);
             pc += 1u;
             if !leaf {
                 walking = false;
@@ -240,7 +262,7 @@ fn bh_walk_coherent(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @bui
             if leaf {
                 for (var j = l.z; j < l.z + l.w; j++) {
                     if j != i {
-                        a = p2p(a, xi, wk_bodies[j], eps2);
+                        a = p2p(a, xi, body(j), eps2);
                         pp += 1u;
                     }
                 }
@@ -268,7 +290,7 @@ fn bh_walk_group(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
     let oz = wk_p.quadrupole >> 1u;
     let quad = wk_p.quadrupole != 0u;
     let eps2 = wk_p.eps2;
-    let b = wk_bodies[min(i, n - 1u)];
+    let b = body(min(i, n - 1u));
     let xi = b.xyz;
     // The group's box: min and max over its 32 targets (exact in any order), then centre
     // and half-extents rounded as the CPU's group_box.
@@ -291,12 +313,12 @@ fn bh_walk_group(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
     var pc = 0u;
     var node = 0u;
     while node != NONE {
-        let l = wk_links[node];
+        let l = link(node);
         if l.w == 0u {
             node = l.y;
             continue;
         }
-        let c = wk_centres[node];
+        let c = centre(node);
         if box_dist2(c, gc, gh, oz) < c.w {
             if l.x != NONE {
                 node = l.x;
@@ -304,12 +326,12 @@ fn bh_walk_group(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
             }
             for (var j = l.z; j < l.z + l.w; j++) {
                 if j != i {
-                    a = p2p(a, xi, wk_bodies[j], eps2);
+                    a = p2p(a, xi, body(j), eps2);
                     pp += 1u;
                 }
             }
         } else {
-            a = m2p(a, xi, c, wk_masses[node], wk_quads[node], eps2, quad);
+            a = m2p(a, xi, c, mass_of(node), quadrupole_of(node), eps2, quad);
             pc += 1u;
         }
         node = l.y;

@@ -85,7 +85,14 @@ fn reference(w: &Workload) -> Result<(Vec<u32>, Forces<f64>)> {
 }
 
 /// Error percentiles and interaction statistics of an input-order result.
-fn summary(forces: &Forces<f32>, counts: &Interactions, targets: &[u32], reference: &Forces<f64>, ms: f64, expansion: Expansion) -> String {
+fn summary(
+    forces: &Forces<f32>,
+    counts: &Interactions,
+    targets: &[u32],
+    reference: &Forces<f64>,
+    ms: f64,
+    expansion: Expansion,
+) -> String {
     let mut e: Vec<f64> = targets
         .iter()
         .enumerate()
@@ -176,7 +183,8 @@ pub fn run_cpu(cfg: &Config, executor: &str) -> Result<Vec<Record>> {
                 }
                 let stats = Stats::from_samples(&mut samples);
                 let s = last.expect("at least one run");
-                let info = summary(&s.forces, &s.interactions, &targets, &reference, stats.median_ms, Expansion::Quadrupole);
+                let info =
+                    summary(&s.forces, &s.interactions, &targets, &reference, stats.median_ms, Expansion::Quadrupole);
                 let name = match walk {
                     CpuWalk::Targets => "targets",
                     CpuWalk::Groups(_) => "groups of 32",
@@ -223,17 +231,18 @@ mod gpu {
             let bh = BarnesHut::new(gravity, Opening::safe(0.5f32));
             let p: Prepared<f32> = bh.prepare(&bodies.view()?)?;
             let b = &p.bodies;
-            let packed: Vec<[f32; 4]> = (0..b.len()).map(|i| [b.x[i], b.y[i], b.z[i], b.m[i]]).collect();
+            let packed: Vec<f32> = (0..b.len()).flat_map(|i| [b.x[i], b.y[i], b.z[i], b.m[i]]).collect();
+            let flat = |v: &[[f32; 4]]| v.iter().flatten().copied().collect::<Vec<f32>>();
             let d_bodies = exec.upload(&packed)?;
             let d_order = exec.upload(&b.order)?;
             let mut out = WalkOutput::new(exec, w.n)?;
             let mut scattered = ScatteredOutput::new(exec, w.n)?;
             for theta in THETAS {
                 let nodes = WalkNodes::new(&p.view, &p.multipoles, &Opening::safe(theta as f32))?;
-                let centres = exec.upload(&nodes.centres)?;
-                let masses = exec.upload(&nodes.masses)?;
-                let quads = exec.upload(&nodes.quads)?;
-                let links = exec.upload(&nodes.links)?;
+                let centres = exec.upload(&flat(&nodes.centres))?;
+                let masses = exec.upload(&flat(&nodes.masses))?;
+                let quads = exec.upload(&flat(&nodes.quads))?;
+                let links = exec.upload(&nodes.links.iter().flatten().copied().collect::<Vec<u32>>())?;
                 let input = WalkInput {
                     bodies: (&d_bodies).into(),
                     centres: (&centres).into(),

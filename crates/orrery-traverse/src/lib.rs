@@ -3,7 +3,7 @@
 //! Gravity on orrery's trees: bodies and the force law ([`bodies`]), bodies in tree
 //! order ([`tree_bodies`]), multipoles over a TreeView ([`multipole`]), opening
 //! criteria ([`mac`]) and the Barnes-Hut walks ([`walk`]), with a one-call CPU solver
-//! ([`solver`]).
+//! ([`solver`]); on GPUs ([`gpu`]), the upward pass for every GPU executor.
 
 pub mod bodies;
 pub mod gpu;

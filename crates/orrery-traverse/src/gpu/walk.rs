@@ -32,20 +32,20 @@ mod k {
         module = super::WALK;
         /// One thread per target.
         pub(super) fn bh_walk_independent(
-            read bodies: [f32; 4], read centres: [f32; 4], read masses: [f32; 4], read quads: [f32; 4],
-            read links: [u32; 4], write acc: [f32; 4], write counts: [u32; 2],
+            read bodies: f32, read centres: f32, read masses: f32, read quads: f32, read links: u32,
+            write acc: [f32; 4], write counts: [u32; 2],
             scalar n: u32, scalar quadrupole: u32, scalar eps2: f32, scalar g: f32,
         );
         /// One node index per warp, advanced by agreement.
         pub(super) fn bh_walk_coherent(
-            read bodies: [f32; 4], read centres: [f32; 4], read masses: [f32; 4], read quads: [f32; 4],
-            read links: [u32; 4], write acc: [f32; 4], write counts: [u32; 2],
+            read bodies: f32, read centres: f32, read masses: f32, read quads: f32, read links: u32,
+            write acc: [f32; 4], write counts: [u32; 2],
             scalar n: u32, scalar quadrupole: u32, scalar eps2: f32, scalar g: f32,
         );
         /// One opening decision per group of 32 targets.
         pub(super) fn bh_walk_group(
-            read bodies: [f32; 4], read centres: [f32; 4], read masses: [f32; 4], read quads: [f32; 4],
-            read links: [u32; 4], write acc: [f32; 4], write counts: [u32; 2],
+            read bodies: f32, read centres: f32, read masses: f32, read quads: f32, read links: u32,
+            write acc: [f32; 4], write counts: [u32; 2],
             scalar n: u32, scalar quadrupole: u32, scalar eps2: f32, scalar g: f32,
         );
         /// Tree-order forces to input order.
@@ -81,16 +81,16 @@ impl GpuWalk {
 /// order `[x, y, z, m]` per body and the four packed node arrays of
 /// [`crate::walk::WalkNodes`].
 pub struct WalkInput<'a, E: GpuExecutor> {
-    /// `[x, y, z, m]` per target.
-    pub bodies: ViewOf<'a, E, [f32; 4]>,
-    /// Centre of mass and `r^2` per node.
-    pub centres: ViewOf<'a, E, [f32; 4]>,
+    /// `[x, y, z, m]` per target (`4 * targets` floats).
+    pub bodies: ViewOf<'a, E, f32>,
+    /// Centre of mass and `r^2` per node (`4 * nodes` floats).
+    pub centres: ViewOf<'a, E, f32>,
     /// `M, Q_xx, Q_xy, Q_xz` per node.
-    pub masses: ViewOf<'a, E, [f32; 4]>,
+    pub masses: ViewOf<'a, E, f32>,
     /// `Q_yy, Q_yz, Q_zz, 0` per node.
-    pub quads: ViewOf<'a, E, [f32; 4]>,
-    /// First child, escape, first particle, count per node.
-    pub links: ViewOf<'a, E, [u32; 4]>,
+    pub quads: ViewOf<'a, E, f32>,
+    /// First child, escape, first particle, count per node (`4 * nodes` words).
+    pub links: ViewOf<'a, E, u32>,
 }
 
 /// Tree-order results of a walk: `[G a, G phi]` and `[particle-particle,
@@ -156,7 +156,7 @@ impl<E: GpuExecutor> WalkOutput<E> {
 ///
 /// # Errors
 /// [`Error::EmptyInput`] for no targets or nodes; [`Error::LengthMismatch`] for arrays of
-/// other lengths (one body per target, one entry per node in every node array);
+/// other lengths (four values per body and per node in every array);
 /// as [`walk_eps2`]; device failures.
 pub fn run_walk<E: GpuExecutor>(
     exec: &E,
@@ -171,11 +171,15 @@ pub fn run_walk<E: GpuExecutor>(
         return Err(Error::EmptyInput { what: "walk targets", min: 1 });
     }
     let eps2 = walk_eps2(gravity)?;
-    orrery_core::executor::check_len("walk bodies", targets, input.bodies.len())?;
-    let nodes = input.links.len();
-    if nodes == 0 {
+    orrery_core::executor::check_len("walk bodies", 4 * targets, input.bodies.len())?;
+    let words = input.links.len();
+    if words == 0 {
         return Err(Error::EmptyInput { what: "walk nodes", min: 1 });
     }
+    if words % 4 != 0 {
+        return Err(Error::LengthMismatch { what: "walk links", expected: words.next_multiple_of(4), actual: words });
+    }
+    let nodes = words;
     for (what, v) in
         [("walk centres", input.centres.len()), ("walk masses", input.masses.len()), ("walk quads", input.quads.len())]
     {

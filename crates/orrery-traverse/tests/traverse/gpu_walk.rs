@@ -71,23 +71,25 @@ fn wgpu_without_subgroups() -> Option<&'static WgpuExecutor> {
 
 /// The prepared data on the device.
 struct Uploaded<E: GpuExecutor> {
-    bodies: E::Buffer<[f32; 4]>,
-    centres: E::Buffer<[f32; 4]>,
-    masses: E::Buffer<[f32; 4]>,
-    quads: E::Buffer<[f32; 4]>,
-    links: E::Buffer<[u32; 4]>,
+    bodies: E::Buffer<f32>,
+    centres: E::Buffer<f32>,
+    masses: E::Buffer<f32>,
+    quads: E::Buffer<f32>,
+    links: E::Buffer<u32>,
     order: E::Buffer<u32>,
 }
 
 fn upload<E: GpuExecutor>(exec: &E, p: &Prepared<f32>) -> Uploaded<E> {
     let b = &p.bodies;
-    let packed: Vec<[f32; 4]> = (0..b.len()).map(|i| [b.x[i], b.y[i], b.z[i], b.m[i]]).collect();
+    let packed: Vec<f32> = (0..b.len()).flat_map(|i| [b.x[i], b.y[i], b.z[i], b.m[i]]).collect();
+    let flat = |v: &[[f32; 4]]| v.iter().flatten().copied().collect::<Vec<f32>>();
+    let links: Vec<u32> = p.nodes.links.iter().flatten().copied().collect();
     Uploaded {
         bodies: exec.upload(&packed).unwrap(),
-        centres: exec.upload(&p.nodes.centres).unwrap(),
-        masses: exec.upload(&p.nodes.masses).unwrap(),
-        quads: exec.upload(&p.nodes.quads).unwrap(),
-        links: exec.upload(&p.nodes.links).unwrap(),
+        centres: exec.upload(&flat(&p.nodes.centres)).unwrap(),
+        masses: exec.upload(&flat(&p.nodes.masses)).unwrap(),
+        quads: exec.upload(&flat(&p.nodes.quads)).unwrap(),
+        links: exec.upload(&links).unwrap(),
         order: exec.upload(&b.order).unwrap(),
     }
 }

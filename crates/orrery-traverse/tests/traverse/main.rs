@@ -3,6 +3,7 @@
 //! against the CPU.
 
 mod clouds;
+mod gpu_upward;
 mod gpu_walk;
 mod multipoles;
 mod walks;
