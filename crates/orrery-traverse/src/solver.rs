@@ -137,7 +137,15 @@ impl<T: Real> BarnesHut<T> {
 /// # Errors
 /// As [`orrery_core::PositionsView::bounding_box`] (no bodies).
 pub fn walk_box<T: Real>(bodies: &ParticlesView<'_, T>, shape: Shape) -> Result<Aabb<T>> {
-    let bb = bodies.positions().bounding_box()?;
+    walk_box_of(&bodies.positions().bounding_box()?, shape)
+}
+
+/// [`walk_box`] of a bounding box computed elsewhere (a GPU reduction): the same box, bit
+/// for bit, as the CPU solver's for the same bodies.
+///
+/// # Errors
+/// [`orrery_core::Error::InvalidBox`] only for a box that is not finite.
+pub fn walk_box_of<T: Real>(bb: &Aabb<T>, shape: Shape) -> Result<Aabb<T>> {
     let (lo, ext) = (bb.min(), bb.extent());
     let mut side = ext.x.max(ext.y).max(ext.z);
     if side <= T::zero() {

@@ -3,6 +3,7 @@
 //! against the CPU.
 
 mod clouds;
+mod gpu_solver;
 mod gpu_upward;
 mod gpu_walk;
 mod multipoles;
