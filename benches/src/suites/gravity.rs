@@ -209,6 +209,7 @@ pub use gpu::run_gpu;
 mod gpu {
     use orrery_core::{GpuExecutor, Result};
     use orrery_traverse::gpu::walk::{GpuWalk, ScatteredOutput, WalkInput, WalkOutput, run_walk, scatter};
+    use orrery_traverse::gpu::{DeviceBodies, GpuBarnesHut, upload_bodies};
     use orrery_traverse::solver::{BarnesHut, Prepared};
     use orrery_traverse::{Expansion, Gravity, Opening, WalkNodes};
 
@@ -262,6 +263,49 @@ mod gpu {
                         records.push(record(name, label(&w, theta, expansion), w.n, stats, info));
                     }
                 }
+            }
+            records.extend(whole_step(exec, cfg, &w, &bodies, &targets, &reference)?);
+        }
+        Ok(records)
+    }
+
+    /// The whole step on the device ([`GpuBarnesHut`]): the tree phase (box, keys, sort,
+    /// tree update, view, bodies in tree order, upward pass) and the walk, each timed,
+    /// with quadrupoles at theta 0.5 and 0.75. The tree phase is an update of the
+    /// previous step's tree over the same bodies (what a time step costs when bodies
+    /// move little).
+    fn whole_step<E: GpuExecutor>(
+        exec: &E,
+        cfg: &Config,
+        w: &super::Workload,
+        bodies: &orrery_core::ParticleSet<f32>,
+        targets: &[u32],
+        reference: &orrery_traverse::Forces<f64>,
+    ) -> Result<Vec<Record>> {
+        let mut records = Vec::new();
+        let [x, y, z, m] = upload_bodies(exec, &bodies.view()?)?;
+        let d = DeviceBodies { x: &x, y: &y, z: &z, m: &m };
+        for theta in [0.5, 0.75] {
+            let bh = BarnesHut::new(Gravity::plummer(EPS as f32), Opening::safe(theta as f32));
+            let mut gpu = GpuBarnesHut::new(exec, bh, GpuWalk::Group)?;
+            gpu.update_tree(exec, &d)?;
+            let tree = measure(exec, cfg.warmup, cfg.repeats, || gpu.update_tree(exec, &d).map(|_| ()))?;
+            let (status, _) = gpu.last_update().expect("updated");
+            let info = format!("{} nodes, {} leaves, depth {}", status.nodes, status.leaves, status.depth);
+            let name = format!("{} tree phase (box, keys, sort, update, view, upward)", orrery_core::Executor::name(exec));
+            records.push(record(name, label(w, theta, Expansion::Quadrupole), w.n, tree, info));
+            for walk in GpuWalk::ALL {
+                gpu.set_walk(walk);
+                let eval = measure(exec, cfg.warmup, cfg.repeats, || gpu.evaluate(exec))?;
+                let step = measure(exec, cfg.warmup, cfg.repeats, || gpu.step(exec, &d).map(|_| ()))?;
+                let (forces, counts) = gpu.download(exec)?;
+                let info = format!(
+                    "walk + scatter {:.3} ms; {}",
+                    eval.median_ms,
+                    summary(&forces, &counts, targets, reference, eval.median_ms, Expansion::Quadrupole)
+                );
+                let name = format!("{} whole step, {walk:?} walk", orrery_core::Executor::name(exec));
+                records.push(record(name, label(w, theta, Expansion::Quadrupole), w.n, step, info));
             }
         }
         Ok(records)
