@@ -17,6 +17,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
+//! - [`traverse`]: direct summation of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -245,6 +246,30 @@ pub mod tree_view {
     }
 }
 
+pub mod traverse {
+    //! `kernels/traverse`: the gravity kernels of `orrery-traverse`, one module per
+    //! solver (the WGSL twins are in `orrery_shaders::traverse`).
+
+    files! { "traverse";
+        /// Shared prelude: integer types, the direct sum's launch constants, the fast
+        /// reciprocal square root and the softened squared distance.
+        COMMON_CUH = "common.cuh";
+        /// Direct summation: tiled f32 with several targets per thread, and f64 (CUDA
+        /// only), for all bodies or a list of targets.
+        DIRECT = "direct.cu";
+    }
+
+    /// The translation units: `common.cuh`, then the file, after a `#line` directive.
+    pub mod unit {
+        /// `common.cuh`, `direct.cu`.
+        pub const DIRECT: &str = concat!(
+            include_str!("../traverse/common.cuh"),
+            "\n#line 1 \"kernels/traverse/direct.cu\"\n",
+            include_str!("../traverse/direct.cu")
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -267,9 +292,12 @@ mod tests {
         let core: Vec<(&str, &str)> = super::core::FILES.iter().chain(super::core::keyed::FILES).copied().collect();
         // `kernels/tree` holds the tree build's passes and the TreeView's file.
         let tree: Vec<(&str, &str)> = super::tree::FILES.iter().chain(super::tree_view::FILES).copied().collect();
-        for (folder, files) in
-            [("core", core.as_slice()), ("balltree", super::balltree::FILES), ("tree", tree.as_slice())]
-        {
+        for (folder, files) in [
+            ("core", core.as_slice()),
+            ("balltree", super::balltree::FILES),
+            ("tree", tree.as_slice()),
+            ("traverse", super::traverse::FILES),
+        ] {
             let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
             assert_eq!(listed, on_disk(folder), "kernels/{folder}");
             for &(path, text) in files {

@@ -15,6 +15,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
+//! - [`traverse`]: direct summation of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -145,6 +146,18 @@ pub mod tree_view {
     }
 }
 
+pub mod traverse {
+    //! `shaders/traverse`: the gravity kernels of `orrery-traverse`, one module per
+    //! solver (f32 only; the CUDA twins, and the f64 variants, are in
+    //! `orrery_kernels::traverse`).
+
+    files! { "traverse";
+        /// Direct summation in f32 for all bodies or a list of targets (the module text
+        /// as it is; it `//#include`s `core/common`).
+        DIRECT = "direct.wgsl";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -156,9 +169,12 @@ mod tests {
     fn every_file_is_listed() {
         // `shaders/tree` holds the tree build's passes and the TreeView's file.
         let tree: Vec<(&str, &str)> = super::tree::FILES.iter().chain(super::tree_view::FILES).copied().collect();
-        for (folder, files) in
-            [("core", super::core::FILES), ("balltree", super::balltree::FILES), ("tree", tree.as_slice())]
-        {
+        for (folder, files) in [
+            ("core", super::core::FILES),
+            ("balltree", super::balltree::FILES),
+            ("tree", tree.as_slice()),
+            ("traverse", super::traverse::FILES),
+        ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
             let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
                 .unwrap()

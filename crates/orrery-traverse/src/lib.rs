@@ -1,13 +1,14 @@
 //! # orrery-traverse
 //!
 //! Gravity on orrery's trees: bodies and the force law ([`bodies`]), seeded initial
-//! conditions ([`ic`]), direct summation on the CPU ([`direct`]) and the accuracy
-//! harness ([`accuracy`]). Multipoles over a TreeView,
+//! conditions ([`ic`]), direct summation on the CPU ([`direct`]) and on GPUs
+//! ([`gpu`]), and the accuracy harness ([`accuracy`]). Multipoles over a TreeView,
 //! opening criteria and the Barnes-Hut walks follow.
 
 pub mod accuracy;
 pub mod bodies;
 pub mod direct;
+pub mod gpu;
 pub mod ic;
 
 pub use accuracy::{ErrorStats, acceleration_errors, gather_targets, potential_errors};
