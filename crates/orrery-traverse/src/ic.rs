@@ -38,7 +38,7 @@
 //! [`ChaCha8Rng`] seeded with [`SeedableRng::seed_from_u64`]`(seed)`, in body order, so the
 //! output is a function of `(n, seed)` only, whatever the number of threads. Directions use
 //! Marsaglia's (1972) rejection method (square roots only); radii and the Hernquist
-//! distribution function use `powf`, `asin`, `cbrt`, whose last bits may differ between
+//! distribution function use `powf` and `asin`, whose last bits may differ between
 //! platforms' math libraries: results are bit-identical for a seed on one platform.
 //!
 //! # Errors
