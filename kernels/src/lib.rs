@@ -17,7 +17,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
-//! - [`traverse`]: the GPU multipoles and walks of `orrery-traverse`.
+//! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -247,16 +247,32 @@ pub mod tree_view {
 }
 
 pub mod traverse {
-    //! `kernels/traverse`: the GPU passes of `orrery-traverse` (the WGSL twins are in
-    //! `orrery_shaders::traverse`). Every file is self-contained: it is the translation
-    //! unit NVRTC compiles.
+    //! `kernels/traverse`: the gravity kernels of `orrery-traverse` (the WGSL twins are in
+    //! `orrery_shaders::traverse`). `upward.cu` and `walk.cu` are self-contained
+    //! translation units; `direct.cu` follows `common.cuh` ([`unit::DIRECT`]).
 
     files! { "traverse";
+        /// Shared prelude of the direct sum: integer types, its launch constants, the fast
+        /// reciprocal square root and the softened squared distance.
+        COMMON_CUH = "common.cuh";
+        /// Direct summation: tiled f32 with several targets per thread, and f64 (CUDA
+        /// only), for all bodies or a list of targets.
+        DIRECT = "direct.cu";
         /// The upward pass: bodies in tree order, multipoles from the leaves up, extents and
         /// the walk's packed node data.
         UPWARD = "upward.cu";
         /// The Barnes-Hut walks: independent, coherent and group, and the scatter back.
         WALK = "walk.cu";
+    }
+
+    /// The translation units: `common.cuh`, then the file, after a `#line` directive.
+    pub mod unit {
+        /// `common.cuh`, `direct.cu`.
+        pub const DIRECT: &str = concat!(
+            include_str!("../traverse/common.cuh"),
+            "\n#line 1 \"kernels/traverse/direct.cu\"\n",
+            include_str!("../traverse/direct.cu")
+        );
     }
 }
 

@@ -15,7 +15,7 @@
 //! - [`balltree`]: the GPU ball tree build of `orrery-balltree`.
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
-//! - [`traverse`]: the GPU multipoles and walks of `orrery-traverse`.
+//! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -147,11 +147,14 @@ pub mod tree_view {
 }
 
 pub mod traverse {
-    //! `shaders/traverse`: the GPU passes of `orrery-traverse` (f32 only: WGSL has no f64;
-    //! the CUDA twins are in `orrery_kernels::traverse`). `upward.wgsl` is self-contained;
-    //! `walk.wgsl` `//#include`s `core/common`.
+    //! `shaders/traverse`: the gravity shaders of `orrery-traverse` (f32 only: WGSL has no
+    //! f64; the CUDA twins, and the f64 variants, are in `orrery_kernels::traverse`).
+    //! `upward.wgsl` is self-contained; `direct.wgsl` and `walk.wgsl` `//#include`
+    //! `core/common`.
 
     files! { "traverse";
+        /// Direct summation in f32 for all bodies or a list of targets.
+        DIRECT = "direct.wgsl";
         /// The upward pass: bodies in tree order, multipoles from the leaves up, extents and
         /// the walk's packed node data.
         UPWARD = "upward.wgsl";

@@ -209,7 +209,7 @@ pub use gpu::run_gpu;
 mod gpu {
     use orrery_core::{GpuExecutor, Result};
     use orrery_traverse::gpu::walk::{GpuWalk, ScatteredOutput, WalkInput, WalkOutput, run_walk, scatter};
-    use orrery_traverse::gpu::{DeviceBodies, GpuBarnesHut, upload_bodies};
+    use orrery_traverse::gpu::{DeviceBodies, GpuBarnesHut};
     use orrery_traverse::solver::{BarnesHut, Prepared};
     use orrery_traverse::{Expansion, Gravity, Opening, WalkNodes};
 
@@ -283,8 +283,7 @@ mod gpu {
         reference: &orrery_traverse::Forces<f64>,
     ) -> Result<Vec<Record>> {
         let mut records = Vec::new();
-        let [x, y, z, m] = upload_bodies(exec, &bodies.view()?)?;
-        let d = DeviceBodies { x: &x, y: &y, z: &z, m: &m };
+        let d = DeviceBodies::upload(exec, &bodies.view()?)?;
         for theta in [0.5, 0.75] {
             let bh = BarnesHut::new(Gravity::plummer(EPS as f32), Opening::safe(theta as f32));
             let mut gpu = GpuBarnesHut::new(exec, bh, GpuWalk::Group)?;
@@ -292,7 +291,8 @@ mod gpu {
             let tree = measure(exec, cfg.warmup, cfg.repeats, || gpu.update_tree(exec, &d).map(|_| ()))?;
             let (status, _) = gpu.last_update().expect("updated");
             let info = format!("{} nodes, {} leaves, depth {}", status.nodes, status.leaves, status.depth);
-            let name = format!("{} tree phase (box, keys, sort, update, view, upward)", orrery_core::Executor::name(exec));
+            let name =
+                format!("{} tree phase (box, keys, sort, update, view, upward)", orrery_core::Executor::name(exec));
             records.push(record(name, label(w, theta, Expansion::Quadrupole), w.n, tree, info));
             for walk in GpuWalk::ALL {
                 gpu.set_walk(walk);

@@ -1,11 +1,52 @@
-//! The GPU passes of orrery-traverse, written once for every [`orrery_core::GpuExecutor`]
-//! (CUDA and wgpu): the upward pass ([`upward`]), the tree walks ([`walk`]) and the whole
-//! force evaluation on the device ([`solver`]).
+//! Gravity on GPUs: one orchestration for every [`GpuExecutor`](orrery_core::GpuExecutor)
+//! (CUDA and wgpu), checked against the CPU solvers of this crate.
+//!
+//! - Bodies and results live on the device as [`DeviceBodies`] (f32 structure of arrays:
+//!   x, y, z, m, validated once at upload) and [`DeviceForces`] (ax, ay, az, pot).
+//! - [`direct_sum_gpu`] is the tiled all-pairs sum in f32 on both executors;
+//!   [`direct_sum_gpu_f64`] the f64 reference sum of the same f32 bodies, on CUDA only
+//!   (an [`orrery_core::Error::Unsupported`] elsewhere).
+//! - [`upward`]: bodies in tree order and the multipoles of a device TreeView, packed as
+//!   the walks read them ([`compute_walk_nodes`]).
+//! - [`walk`]: the independent, coherent and group walks ([`GpuWalk`]).
+//! - [`solver`]: the whole force evaluation on the device ([`GpuBarnesHut`]).
+//!
+//! # Kernel modules
+//! | module | CUDA | WGSL | host |
+//! |---|---|---|---|
+//! | `traverse/direct` | `kernels/traverse/direct.cu` (after `common.cuh`) | `shaders/traverse/direct.wgsl` | [`direct`] |
+//! | `traverse/upward` | `kernels/traverse/upward.cu` | `shaders/traverse/upward.wgsl` | [`upward`] |
+//! | `traverse/walk` | `kernels/traverse/walk.cu` | `shaders/traverse/walk.wgsl` | [`walk`] |
+//!
+//! Entry points have the same name and arguments in both languages (buffers first, then
+//! scalars; see [`orrery_core::gpu`]), declared once with [`orrery_core::kernels!`] and
+//! checked against both at first use; the f64 entries exist in CUDA only
+//! ([`CUDA_ONLY_ENTRIES`]).
 
+pub mod device;
+pub mod direct;
 pub mod solver;
 pub mod upward;
 pub mod walk;
 
-pub use solver::{DeviceBodies, GpuBarnesHut, upload_bodies};
+pub use device::{DeviceBodies, DeviceForces};
+pub use direct::{direct_sum_gpu, direct_sum_gpu_f64};
+pub use solver::GpuBarnesHut;
 pub use upward::{DeviceTreeBodies, DeviceWalkNodes, compute_walk_nodes};
 pub use walk::GpuWalk;
+
+use orrery_core::KernelSource;
+
+/// Every module this crate launches (for ahead-of-time compile checks: the tests compile
+/// each with NVRTC).
+pub const KERNEL_MODULES: [KernelSource; 3] = [direct::MODULE, upward::UPWARD, walk::WALK];
+
+/// Every entry point of [`KERNEL_MODULES`], by module name.
+pub const KERNEL_ENTRIES: [(&str, &[&str]); 3] = [
+    ("traverse/direct", &direct::ENTRIES),
+    ("traverse/upward", &upward::KERNEL_ENTRIES),
+    ("traverse/walk", &walk::ENTRIES),
+];
+
+/// Entry points of [`KERNEL_ENTRIES`] that WGSL lacks (f64 arithmetic).
+pub const CUDA_ONLY_ENTRIES: [&str; 2] = ["direct_f64", "direct_targets_f64"];

@@ -16,38 +16,12 @@ use orrery_tree_build::gpu_view::{GpuTreeViewBuilder, ViewStatus};
 use orrery_tree_build::view::Geometry;
 use orrery_tree_build::{Convergence, Criterion, Rebalance};
 
+use super::device::DeviceBodies;
 use super::upward::{DeviceTreeBodies, DeviceWalkNodes, compute_walk_nodes};
 use super::walk::{GpuWalk, ScatteredOutput, WalkInput, WalkOutput, run_walk, scatter};
-use crate::bodies::{Forces, check_bodies};
+use crate::bodies::Forces;
 use crate::solver::{BarnesHut, walk_box_of};
 use crate::walk::{Interactions, walk_eps2};
-
-/// The device-resident bodies of a [`GpuBarnesHut`] step: x, y, z and mass in the
-/// caller's order (any buffers of equal length).
-pub struct DeviceBodies<'a, E: GpuExecutor> {
-    /// x coordinates.
-    pub x: &'a E::Buffer<f32>,
-    /// y coordinates.
-    pub y: &'a E::Buffer<f32>,
-    /// z coordinates.
-    pub z: &'a E::Buffer<f32>,
-    /// Masses (positive; checked on the host by [`check_bodies`] when uploaded with
-    /// [`upload_bodies`]).
-    pub m: &'a E::Buffer<f32>,
-}
-
-/// Uploads host bodies after [`check_bodies`]: `[x, y, z, m]` buffers.
-///
-/// # Errors
-/// As [`check_bodies`]; device failures.
-pub fn upload_bodies<E: GpuExecutor>(
-    exec: &E,
-    bodies: &orrery_core::ParticlesView<'_, f32>,
-) -> Result<[E::Buffer<f32>; 4]> {
-    check_bodies(bodies)?;
-    let p = bodies.positions();
-    Ok([exec.upload(p.x())?, exec.upload(p.y())?, exec.upload(p.z())?, exec.upload(bodies.mass())?])
-}
 
 /// Barnes-Hut on a GPU (see the [module documentation](self)).
 pub struct GpuBarnesHut<E: GpuExecutor> {
@@ -115,7 +89,7 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
     /// # Errors
     /// [`Error::LengthMismatch`] for buffers of other lengths, [`Error::EmptyInput`] for
     /// none; the tree-build and upward-pass errors; device failures.
-    pub fn update_tree(&mut self, exec: &E, b: &DeviceBodies<'_, E>) -> Result<Convergence> {
+    pub fn update_tree(&mut self, exec: &E, b: &DeviceBodies<E>) -> Result<Convergence> {
         use orrery_core::DeviceBuffer as _;
         let n = b.x.len();
         for (what, len) in [("y", b.y.len()), ("z", b.z.len()), ("mass", b.m.len())] {
@@ -124,7 +98,7 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
         if n == 0 {
             return Err(Error::EmptyInput { what: "bodies", min: 1 });
         }
-        for (a, v) in [b.x, b.y, b.z].into_iter().enumerate() {
+        for (a, v) in [&b.x, &b.y, &b.z].into_iter().enumerate() {
             exec.reduce(v, ReduceOp::Min, self.bounds.slice_mut(a..a + 1)?)?;
             exec.reduce(v, ReduceOp::Max, self.bounds.slice_mut(a + 3..a + 4)?)?;
         }
@@ -136,7 +110,7 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
             &Aabb::new(Vec3::new(bb[0], bb[1], bb[2]), Vec3::new(bb[3], bb[4], bb[5]))?,
             self.settings.shape,
         )?;
-        let run = self.tree.step(exec, b.x, b.y, b.z, Some(bbox))?;
+        let run = self.tree.step(exec, &b.x, &b.y, &b.z, Some(bbox))?;
         if self.tree.active() != n {
             return Err(Error::InvalidArgument {
                 what: "gravity tree box",
@@ -149,10 +123,10 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
         let order = self.tree.order_view()?;
         let bodies = match self.bodies.take() {
             Some(mut d) => {
-                d.gather_into(exec, b.x, b.y, b.z, b.m, order, status.particles)?;
+                d.gather_into(exec, &b.x, &b.y, &b.z, &b.m, order, status.particles)?;
                 d
             }
-            None => DeviceTreeBodies::gather(exec, b.x, b.y, b.z, b.m, order, status.particles)?,
+            None => DeviceTreeBodies::gather(exec, &b.x, &b.y, &b.z, &b.m, order, status.particles)?,
         };
         let mut nodes = match self.nodes.take() {
             Some(nodes) => nodes,
@@ -203,7 +177,7 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
     ///
     /// # Errors
     /// As both.
-    pub fn step(&mut self, exec: &E, b: &DeviceBodies<'_, E>) -> Result<Convergence> {
+    pub fn step(&mut self, exec: &E, b: &DeviceBodies<E>) -> Result<Convergence> {
         let run = self.update_tree(exec, b)?;
         self.evaluate(exec)?;
         Ok(run)

@@ -54,26 +54,8 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank - 1]
 }
 
-/// Plummer-softened direct summation in f64 (the self pair excluded), all targets.
+/// Plummer-softened direct summation in f64 of every body (the crate's reference).
 pub fn direct_f64(set: &ParticleSet<f64>, eps: f64) -> orrery_traverse::Forces<f64> {
-    let n = set.len();
-    let mut f = orrery_traverse::Forces::zeros(n);
-    for i in 0..n {
-        let mut a = [0.0f64; 4];
-        for j in 0..n {
-            if j == i {
-                continue;
-            }
-            let d = [set.x[j] - set.x[i], set.y[j] - set.y[i], set.z[j] - set.z[i]];
-            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps * eps;
-            let rinv = 1.0 / r2.sqrt();
-            let mr3 = set.mass[j] * rinv * rinv * rinv;
-            a[0] += mr3 * d[0];
-            a[1] += mr3 * d[1];
-            a[2] += mr3 * d[2];
-            a[3] -= set.mass[j] * rinv;
-        }
-        (f.ax[i], f.ay[i], f.az[i], f.pot[i]) = (a[0], a[1], a[2], a[3]);
-    }
-    f
+    let gravity = orrery_traverse::Gravity::plummer(eps);
+    orrery_traverse::direct_sum_f64(&set.view().unwrap(), orrery_traverse::Targets::All, &gravity).unwrap()
 }

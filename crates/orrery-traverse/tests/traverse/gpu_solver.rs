@@ -12,7 +12,7 @@
 use orrery_core::sfc::Curve;
 use orrery_core::{GpuExecutor, ParticleSet};
 use orrery_traverse::gpu::walk::GROUP_SIZE;
-use orrery_traverse::gpu::{DeviceBodies, GpuBarnesHut, GpuWalk, upload_bodies};
+use orrery_traverse::gpu::{DeviceBodies, GpuBarnesHut, GpuWalk};
 use orrery_traverse::solver::BarnesHut;
 use orrery_traverse::walk::{walk_groups, walk_targets};
 use orrery_traverse::{Expansion, Forces, Gravity, Opening};
@@ -53,8 +53,8 @@ fn check<E: GpuExecutor>(exec: &E, name: &str, bit_exact: bool) {
             let first = to_f32(&clustered(3000, 5));
             for (step, set) in [first.clone(), moved(&first, 1)].into_iter().enumerate() {
                 let what = format!("{name}: {shape:?} {expansion:?} {walk:?} step {step}");
-                let [x, y, z, m] = upload_bodies(exec, &set.view().unwrap()).unwrap();
-                let run = gpu.step(exec, &DeviceBodies { x: &x, y: &y, z: &z, m: &m }).unwrap();
+                let device = DeviceBodies::upload(exec, &set.view().unwrap()).unwrap();
+                let run = gpu.step(exec, &device).unwrap();
                 assert!(run.converged, "{what}");
                 let (forces, counts) = gpu.download(exec).unwrap();
                 let p = bh.prepare(&set.view().unwrap()).unwrap();

@@ -1,10 +1,17 @@
-//! The integration tests of orrery-traverse, one binary (every extra test binary links
-//! wgpu again): CPU multipoles and walks against direct summation, and the GPU executors
-//! against the CPU.
+//! The orrery-traverse integration tests, one binary (every test binary links the GPU
+//! backends again): initial conditions (`ic`), CPU direct summation and the accuracy
+//! harness (`direct`), multipoles (`multipoles`) and the CPU walks (`walks`) against
+//! direct summation, and on CUDA and wgpu: direct summation (`gpu_direct`), the upward
+//! pass (`gpu_upward`), the walks (`gpu_walk`) and the whole evaluation (`gpu_solver`)
+//! against the CPU, with the NVRTC compiles of the CUDA modules.
 
 mod clouds;
+mod common;
+mod direct;
+mod gpu_direct;
 mod gpu_solver;
 mod gpu_upward;
 mod gpu_walk;
+mod ic;
 mod multipoles;
 mod walks;
