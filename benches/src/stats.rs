@@ -41,8 +41,8 @@ const MIN_WARMUP: Duration = Duration::from_millis(20);
 /// At most this many warm-up runs beyond the asked number, however short a run is.
 const MAX_WARMUP_RUNS: usize = 1000;
 
-/// Runs `f` `warmup` times (and for at least [`MIN_WARMUP`]), then `repeats` times
-/// timed with the executor's clock.
+/// Runs `f` `warmup` times (and for at least [`MIN_WARMUP`] of completed runs), then
+/// `repeats` times timed with the executor's clock.
 ///
 /// # Errors
 /// Whatever `f` or the executor's clock returns.
@@ -73,9 +73,11 @@ pub fn measure_with_setup<E: Executor, S>(
     while runs < warmup || (started.elapsed() < MIN_WARMUP && runs < MAX_WARMUP_RUNS) {
         setup(state)?;
         f(state)?;
+        // Wait for the run: a GPU launch returns at once, and without the wait the loop
+        // would enqueue MAX_WARMUP_RUNS runs of a long kernel within MIN_WARMUP.
+        exec.synchronize()?;
         runs += 1;
     }
-    exec.synchronize()?;
     let mut samples = Vec::with_capacity(repeats);
     for _ in 0..repeats.max(1) {
         setup(state)?;

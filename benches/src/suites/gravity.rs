@@ -49,7 +49,7 @@ struct Workload {
 
 fn workloads(cfg: &Config, cpu: bool) -> Result<Vec<Workload>> {
     let sizes: &[(&str, usize)] = if cfg.quick {
-        &[("plummer", 100_000)]
+        &[("plummer", 20_000)]
     } else if cpu {
         &[("plummer", 1_000_000)]
     } else {
@@ -238,7 +238,8 @@ mod gpu {
             let d_order = exec.upload(&b.order)?;
             let mut out = WalkOutput::new(exec, w.n)?;
             let mut scattered = ScatteredOutput::new(exec, w.n)?;
-            for theta in THETAS {
+            let thetas: &[f64] = if cfg.quick { &[0.5, 1.0] } else { &THETAS };
+            for &theta in thetas {
                 let nodes = WalkNodes::new(&p.view, &p.multipoles, &Opening::safe(theta as f32))?;
                 let centres = exec.upload(&flat(&nodes.centres))?;
                 let masses = exec.upload(&flat(&nodes.masses))?;
@@ -259,14 +260,47 @@ mod gpu {
                         scatter(exec, &out, &d_order, &mut scattered)?;
                         let (forces, counts) = scattered.download(exec, w.n)?;
                         let info = summary(&forces, &counts, &targets, &reference, stats.median_ms, expansion);
-                        let name = format!("{} {walk:?} walk", orrery_core::Executor::name(exec));
+                        let name = format!("{walk:?} walk, {}", orrery_core::Executor::name(exec));
+                        eprintln!("  {name} {}: {:.3} ms", label(&w, theta, expansion), stats.median_ms);
                         records.push(record(name, label(&w, theta, expansion), w.n, stats, info));
                     }
                 }
             }
             records.extend(whole_step(exec, cfg, &w, &bodies, &targets, &reference)?);
+            records.push(direct(exec, cfg, &w, &bodies)?);
         }
         Ok(records)
+    }
+
+    /// Targets of the direct-sum timing: every source acts on them.
+    const DIRECT_TARGETS: usize = 65_536;
+
+    /// Tiled f32 direct summation on the device: `DIRECT_TARGETS` evenly spaced targets,
+    /// every body a source; interactions per second.
+    fn direct<E: GpuExecutor>(
+        exec: &E,
+        cfg: &Config,
+        w: &super::Workload,
+        bodies: &orrery_core::ParticleSet<f32>,
+    ) -> Result<Record> {
+        use orrery_traverse::direct::evenly_spaced_targets;
+        use orrery_traverse::gpu::{DeviceForces, direct_sum_gpu};
+        let d = DeviceBodies::upload(exec, &bodies.view()?)?;
+        let targets = evenly_spaced_targets(w.n, DIRECT_TARGETS);
+        let t = exec.upload(&targets)?;
+        let mut out = DeviceForces::alloc(exec, targets.len())?;
+        let gravity = Gravity::plummer(EPS as f32);
+        let stats = measure(exec, 1, cfg.repeats.min(5), || direct_sum_gpu(exec, &d, Some(&t), &gravity, &mut out))?;
+        let pairs = targets.len() as f64 * w.n as f64;
+        let rate = pairs / (stats.median_ms * 1e-3);
+        let info = format!(
+            "{} targets x {} sources; {rate:.3e} interactions/s; {:.1} TFlop/s at 20 flops per interaction",
+            targets.len(),
+            w.n,
+            rate * 20.0 / 1e12
+        );
+        let name = format!("direct sum f32, {}", orrery_core::Executor::name(exec));
+        Ok(record(name, format!("{} {} direct", w.name, super::millions(w.n)), w.n, stats, info))
     }
 
     /// The whole step on the device ([`GpuBarnesHut`]): the tree phase (box, keys, sort,
@@ -289,6 +323,7 @@ mod gpu {
             let mut gpu = GpuBarnesHut::new(exec, bh, GpuWalk::Group)?;
             gpu.update_tree(exec, &d)?;
             let tree = measure(exec, cfg.warmup, cfg.repeats, || gpu.update_tree(exec, &d).map(|_| ()))?;
+            eprintln!("  tree phase {}: {:.3} ms", label(w, theta, Expansion::Quadrupole), tree.median_ms);
             let (status, _) = gpu.last_update().expect("updated");
             let info = format!("{} nodes, {} leaves, depth {}", status.nodes, status.leaves, status.depth);
             let name =
@@ -304,7 +339,8 @@ mod gpu {
                     eval.median_ms,
                     summary(&forces, &counts, targets, reference, eval.median_ms, Expansion::Quadrupole)
                 );
-                let name = format!("{} whole step, {walk:?} walk", orrery_core::Executor::name(exec));
+                let name = format!("whole step, {walk:?} walk, {}", orrery_core::Executor::name(exec));
+                eprintln!("  {name} {}: {:.3} ms", label(w, theta, Expansion::Quadrupole), step.median_ms);
                 records.push(record(name, label(w, theta, Expansion::Quadrupole), w.n, step, info));
             }
         }
