@@ -8,7 +8,7 @@
 # Needs the release bundle (`cargo xtask device-bundle` -> .device) and the GL/Vulkan
 # loader debs in .gl; the call carries [".device", ".gl", ".peers"].
 #   bash benches/device/gravity.sh   (on the device machine, from the repository root, $OUT set)
-# Env: EXECUTORS (default cpu,cuda,wgpu), BENCH_ARGS (extra orrery-bench arguments),
+# Env: EXECUTORS (default cuda,wgpu; CPU=0 skips the separate CPU run), BENCH_ARGS (extra orrery-bench arguments),
 # PEERS (default .peers: a copy of ../shared/peers/bin/ryoanji_driver, git-ignored and
 # carried), RYOANJI_DIRECT (default "plummer-1M": the files whose errors Ryoanji checks
 # against its direct sum; 4M takes 16 s per check).
@@ -20,9 +20,16 @@ R=$OUT; OUT=/tmp/results; mkdir -p $OUT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/env.txt" 2>&1
 threads=$(nproc); W=/tmp/gravwork; mkdir -p $W; P=${PEERS:-.peers}
 echo "nproc=$threads commit=$ORRERY_COMMIT" >> "$OUT/env.txt"
-timeout ${BENCH_TIMEOUT:-400} .device/bin/orrery-bench gravity --executors "${EXECUTORS:-cpu,cuda,wgpu}" \
+timeout ${BENCH_TIMEOUT:-400} .device/bin/orrery-bench gravity --executors "${EXECUTORS:-cuda,wgpu}" \
   --threads "$threads" --peer-files $W --out "$OUT" ${BENCH_ARGS:-} > "$OUT/gravity.txt" 2>&1
-echo "orrery-bench rc=$?" >> "$OUT/env.txt"
+echo "orrery-bench gpu rc=$?" >> "$OUT/env.txt"
+# The CPU's whole evaluations take seconds each: fewer repeats.
+if [ "${CPU:-1}" = 1 ]; then
+  mkdir -p "$OUT/cpu"
+  timeout ${CPU_TIMEOUT:-200} .device/bin/orrery-bench gravity --executors cpu --threads "$threads" --warmup 1 --repeats 3 \
+    --out "$OUT/cpu" > "$OUT/gravity-cpu.txt" 2>&1
+  echo "orrery-bench cpu rc=$?" >> "$OUT/env.txt"
+fi
 for f in $W/*.bin; do
   name=$(basename ${f%.bin})
   for theta in 0.5 0.6; do
@@ -34,4 +41,5 @@ for f in $W/*.bin; do
 done
 tar czf "$R/logs.tar.gz" -C /tmp results
 cp "$OUT/env.txt" "$OUT/gravity.txt" "$OUT/peer.txt" "$R/"; cp "$OUT/gravity.json" "$R/" 2>/dev/null
+cp "$OUT/gravity-cpu.txt" "$R/" 2>/dev/null; cp "$OUT/cpu/gravity.json" "$R/gravity-cpu.json" 2>/dev/null
 cat "$OUT/env.txt"; grep -E "^==|TIME (build|upsweep|force|all)|BH vs direct|rate" "$OUT/peer.txt" | head -80
