@@ -32,8 +32,8 @@ if [ "${CPU:-1}" = 1 ]; then
 fi
 for f in $W/*.bin; do
   name=$(basename ${f%.bin})
-  for theta in 0.5 0.6; do
-    direct=""; case " ${RYOANJI_DIRECT:-plummer-1M} " in *" $name "*) direct="--direct";; esac
+  for theta in ${RYOANJI_THETAS:-0.5 0.6}; do
+    direct=""; case " ${RYOANJI_DIRECT:-plummer-1M plummer-4M} " in *" $name "*) direct="--direct";; esac
     echo "== $name theta $theta $direct" >> "$OUT/peer.txt"
     timeout 120 $P/ryoanji_driver $f --theta $theta --ncrit 64 --h 0.005 $direct >> "$OUT/peer.txt" 2>&1
     echo "rc=$?" >> "$OUT/peer.txt"

@@ -9,7 +9,7 @@
 //     node, the next node chosen by invocation 0 and read back with
 //     workgroupUniformLoad). Either way every target evaluates exactly its own walk, in
 //     its own order: bit-identical to bh_walk_independent.
-//   - bh_walk_group: the group's box (32 consecutive targets) is reduced in workgroup
+//   - bh_walk_group (bh_walk_group2): the group's box (32 or 64 consecutive targets) is reduced in workgroup
 //     memory, so groups do not depend on the subgroup size; then each invocation walks
 //     with the group's decisions (identical across the group, so no divergence).
 //   - The opening test forces every product to be rounded to f32 before the sums (an
@@ -282,9 +282,9 @@ fn bh_walk_coherent(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @bui
 
 var<workgroup> wk_lo: array<vec3<f32>, 1024>;
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn bh_walk_group(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                 @builtin(num_workgroups) nwg: vec3<u32>) {
+// The group walk with groups of `group` (32 or 64) consecutive targets, one per
+// invocation; workgroups hold whole groups.
+fn group_walk(lid: u32, wid: vec3<u32>, nwg: vec3<u32>, group: u32) {
     let i = linear_block(wid, nwg) * WORKGROUP_SIZE + lid;
     let n = wk_p.n;
     let oz = wk_p.quadrupole >> 1u;
@@ -292,14 +292,14 @@ fn bh_walk_group(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
     let eps2 = wk_p.eps2;
     let b = body(min(i, n - 1u));
     let xi = b.xyz;
-    // The group's box: min and max over its 32 targets (exact in any order), then centre
+    // The group's box: min and max over its targets (exact in any order), then centre
     // and half-extents rounded as the CPU's group_box.
     wk_lo[lid] = xi;
     workgroupBarrier();
-    let first = lid & ~(GROUP - 1u);
+    let first = lid & ~(group - 1u);
     var lo = xi;
     var hi = xi;
-    for (var k = 0u; k < GROUP; k++) {
+    for (var k = 0u; k < group; k++) {
         lo = min(lo, wk_lo[first + k]);
         hi = max(hi, wk_lo[first + k]);
     }
@@ -337,6 +337,19 @@ fn bh_walk_group(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
         node = l.y;
     }
     store(i, a, pp, pc);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bh_walk_group(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                 @builtin(num_workgroups) nwg: vec3<u32>) {
+    group_walk(lid, wid, nwg, GROUP);
+}
+
+// Groups of 64 (CUDA runs two targets per lane; here one per invocation, the same groups).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn bh_walk_group2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+    group_walk(lid, wid, nwg, 2u * GROUP);
 }
 
 struct ScatterParams {

@@ -48,6 +48,12 @@ mod k {
             write acc: [f32; 4], write counts: [u32; 2],
             scalar n: u32, scalar quadrupole: u32, scalar eps2: f32, scalar g: f32,
         );
+        /// One opening decision per group of 64 targets (two per lane in CUDA).
+        pub(super) fn bh_walk_group2(
+            read bodies: f32, read centres: f32, read masses: f32, read quads: f32, read links: u32,
+            write acc: [f32; 4], write counts: [u32; 2],
+            scalar n: u32, scalar quadrupole: u32, scalar eps2: f32, scalar g: f32,
+        );
         /// Tree-order forces to input order.
         pub(super) fn bh_scatter_forces(
             read acc: [f32; 4], read order: u32, write ax: f32, write ay: f32, write az: f32, write pot: f32, scalar n: u32,
@@ -58,8 +64,14 @@ mod k {
 }
 
 /// Every entry point of [`WALK`] (the NVRTC compile test looks for each).
-pub const ENTRIES: [&str; 5] =
-    ["bh_walk_independent", "bh_walk_coherent", "bh_walk_group", "bh_scatter_forces", "bh_scatter_counts"];
+pub const ENTRIES: [&str; 6] = [
+    "bh_walk_independent",
+    "bh_walk_coherent",
+    "bh_walk_group",
+    "bh_walk_group2",
+    "bh_scatter_forces",
+    "bh_scatter_counts",
+];
 
 /// Which GPU walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,11 +82,24 @@ pub enum GpuWalk {
     Coherent,
     /// Groups of [`GROUP_SIZE`] consecutive targets share one opening decision.
     Group,
+    /// Groups of `2 * GROUP_SIZE` targets (two per lane in CUDA): fewer node visits per
+    /// interaction, more interactions per target.
+    Group64,
 }
 
 impl GpuWalk {
     /// Every walk.
-    pub const ALL: [GpuWalk; 3] = [GpuWalk::Independent, GpuWalk::Coherent, GpuWalk::Group];
+    pub const ALL: [GpuWalk; 4] = [GpuWalk::Independent, GpuWalk::Coherent, GpuWalk::Group, GpuWalk::Group64];
+
+    /// The targets per group of a group walk (the CPU reference is
+    /// [`crate::walk::walk_groups`] with this size), `None` for the per-target walks.
+    pub fn group_size(self) -> Option<usize> {
+        match self {
+            GpuWalk::Independent | GpuWalk::Coherent => None,
+            GpuWalk::Group => Some(GROUP_SIZE),
+            GpuWalk::Group64 => Some(2 * GROUP_SIZE),
+        }
+    }
 }
 
 /// The device arrays a walk reads (views into caller-owned buffers): bodies in tree
@@ -202,6 +227,19 @@ pub fn run_walk<E: GpuExecutor>(
         GpuWalk::Group => k::bh_walk_group(
             exec, &config, i.bodies, i.centres, i.masses, i.quads, i.links, acc, counts, n, quadrupole, eps2, gravity.g,
         ),
+        GpuWalk::Group64 => {
+            // CUDA runs a warp per 64 targets (two per lane), WGSL an invocation per target.
+            let threads = if exec.kind() == orrery_core::ExecutorKind::Cuda {
+                targets.div_ceil(64) * 32
+            } else {
+                targets.next_multiple_of(64)
+            };
+            let config = LaunchConfig::per_item(threads, THREADS);
+            k::bh_walk_group2(
+                exec, &config, i.bodies, i.centres, i.masses, i.quads, i.links, acc, counts, n, quadrupole, eps2,
+                gravity.g,
+            )
+        }
     }
 }
 

@@ -11,7 +11,6 @@
 
 use orrery_core::sfc::Curve;
 use orrery_core::{GpuExecutor, ParticleSet};
-use orrery_traverse::gpu::walk::GROUP_SIZE;
 use orrery_traverse::gpu::{DeviceBodies, GpuBarnesHut, GpuWalk};
 use orrery_traverse::solver::BarnesHut;
 use orrery_traverse::walk::{walk_groups, walk_targets};
@@ -66,9 +65,9 @@ fn check<E: GpuExecutor>(exec: &E, name: &str, bit_exact: bool) {
                     assert_eq!(nodes, p.nodes, "{what}: node data");
                 }
                 // The CPU walk over the GPU's node data, scattered to input order.
-                let (cpu, cpu_counts) = match walk {
-                    GpuWalk::Group => walk_groups(&nodes, &bodies, &bh.gravity, expansion, GROUP_SIZE).unwrap(),
-                    _ => walk_targets(&nodes, &bodies, &bh.gravity, expansion).unwrap(),
+                let (cpu, cpu_counts) = match walk.group_size() {
+                    Some(size) => walk_groups(&nodes, &bodies, &bh.gravity, expansion, size).unwrap(),
+                    None => walk_targets(&nodes, &bodies, &bh.gravity, expansion).unwrap(),
                 };
                 let n = set.len();
                 assert_eq!(counts.particle_particle, bodies.scatter(&cpu_counts.particle_particle, n, 0), "{what}");

@@ -15,9 +15,7 @@ use orrery_backend_cuda::{CudaExecutor, check_nvrtc, compile_module_to_ptx};
 use orrery_backend_wgpu::{WgpuExecutor, WgpuOptions};
 use orrery_core::sfc::Curve;
 use orrery_core::{Error, GpuExecutor};
-use orrery_traverse::gpu::walk::{
-    ENTRIES, GROUP_SIZE, GpuWalk, ScatteredOutput, WALK, WalkInput, WalkOutput, run_walk, scatter,
-};
+use orrery_traverse::gpu::walk::{ENTRIES, GpuWalk, ScatteredOutput, WALK, WalkInput, WalkOutput, run_walk, scatter};
 use orrery_traverse::solver::{BarnesHut, Prepared};
 use orrery_traverse::walk::{walk_groups, walk_targets};
 use orrery_traverse::{Expansion, Forces, Gravity, Interactions, Mac, Opening};
@@ -125,7 +123,7 @@ fn check_case<E: GpuExecutor>(exec: &E, name: &str, n: usize, shape: Shape, mac:
     (bh.shape, bh.expansion) = (shape, expansion);
     let p = bh.prepare(&set.view().unwrap()).unwrap();
     let (cpu, cpu_counts) = walk_targets(&p.nodes, &p.bodies, &bh.gravity, expansion).unwrap();
-    let (cpu_group, group_counts) = walk_groups(&p.nodes, &p.bodies, &bh.gravity, expansion, GROUP_SIZE).unwrap();
+    let groups = |size| walk_groups(&p.nodes, &p.bodies, &bh.gravity, expansion, size).unwrap();
     let u = upload(exec, &p);
     let mut out = WalkOutput::new(exec, n).unwrap();
     let mut results: Vec<(GpuWalk, Forces<f32>, Interactions)> = Vec::new();
@@ -141,7 +139,8 @@ fn check_case<E: GpuExecutor>(exec: &E, name: &str, n: usize, shape: Shape, mac:
                 assert_eq!(c, &cpu_counts, "{}", what(*walk));
                 close(f, &cpu, &what(*walk));
             }
-            GpuWalk::Group => {
+            GpuWalk::Group | GpuWalk::Group64 => {
+                let (cpu_group, group_counts) = groups(walk.group_size().unwrap());
                 assert_eq!(c, &group_counts, "{}", what(*walk));
                 close(f, &cpu_group, &what(*walk));
             }
