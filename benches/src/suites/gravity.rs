@@ -310,7 +310,7 @@ mod gpu {
 
     /// The whole step on the device ([`GpuBarnesHut`]): the tree phase (box, keys, sort,
     /// tree update, view, bodies in tree order, upward pass) and the walk, each timed,
-    /// with quadrupoles at theta 0.5 and 0.75. The tree phase is an update of the
+    /// with quadrupoles at theta 0.5, 0.6 and 0.75. The tree phase is an update of the
     /// previous step's tree over the same bodies (what a time step costs when bodies
     /// move little).
     fn whole_step<E: GpuExecutor>(
@@ -332,7 +332,7 @@ mod gpu {
             let (status, _) = gpu.last_update().expect("updated");
             let info = format!("{} nodes, {} leaves, depth {}", status.nodes, status.leaves, status.depth);
             let name =
-                format!("{} tree phase (box, keys, sort, update, view, upward)", orrery_core::Executor::name(exec));
+                format!("tree phase (box, keys, sort, update, view, upward), {}", orrery_core::Executor::name(exec));
             records.push(record(name, label(w, theta, Expansion::Quadrupole), w.n, tree, info));
             for walk in GpuWalk::ALL {
                 gpu.set_walk(walk);

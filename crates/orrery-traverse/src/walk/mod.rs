@@ -91,6 +91,40 @@ fn finish<T: Real>(results: Vec<([T; 4], u32, u32)>, g: T) -> (Forces<T>, Intera
     (f, counts)
 }
 
+/// The stackless walk itself: from the root, skips nodes without particles, opens a
+/// node when `opens(centre)` holds (descending into an internal node, handing a leaf to
+/// `leaf`), and hands every other node to `accepted`; both callbacks get `state` and see
+/// nodes in walk order. Every walk of this module (and each GPU kernel) is this loop.
+#[inline]
+fn visit<T: Real, S>(
+    nodes: &WalkNodes<T>,
+    state: &mut S,
+    opens: impl Fn([T; 4]) -> bool,
+    accepted: impl Fn(&mut S, usize, [T; 4]),
+    leaf: impl Fn(&mut S, usize),
+) {
+    let mut node = 0u32;
+    while node != NONE {
+        let k = node as usize;
+        let [first, escape, _, count] = nodes.links[k];
+        if count == 0 {
+            node = escape;
+            continue;
+        }
+        let c = nodes.centres[k];
+        if opens(c) {
+            if first != NONE {
+                node = first;
+                continue;
+            }
+            leaf(state, k);
+        } else {
+            accepted(state, k, c);
+        }
+        node = escape;
+    }
+}
+
 /// The walk of one target (tree position `i`): accumulated `[a, phi]` (unscaled by `G`)
 /// and its particle-particle and particle-cell counts.
 fn walk_one<T: Real>(
@@ -101,35 +135,26 @@ fn walk_one<T: Real>(
     quadrupole: bool,
 ) -> ([T; 4], u32, u32) {
     let xi = b.position(i);
-    let mut acc = [T::zero(); 4];
-    let (mut pp, mut pc) = (0u32, 0u32);
-    let mut node = 0u32;
-    while node != NONE {
-        let k = node as usize;
-        let [first, escape, begin, count] = nodes.links[k];
-        if count == 0 {
-            node = escape;
-            continue;
-        }
-        let c = nodes.centres[k];
-        if distance2([c[0], c[1], c[2]], xi) < c[3] {
-            if first != NONE {
-                node = first;
-                continue;
-            }
+    let mut state = ([T::zero(); 4], 0u32, 0u32);
+    visit(
+        nodes,
+        &mut state,
+        |c| distance2([c[0], c[1], c[2]], xi) < c[3],
+        |(acc, _, pc), k, c| {
+            m2p(acc, xi, c, nodes.masses[k], nodes.quads[k], eps2, quadrupole);
+            *pc += 1;
+        },
+        |(acc, pp, _), k| {
+            let [_, _, begin, count] = nodes.links[k];
             for j in begin as usize..(begin + count) as usize {
                 if j != i {
-                    p2p(&mut acc, xi, b.position(j), b.m[j], eps2);
-                    pp += 1;
+                    p2p(acc, xi, b.position(j), b.m[j], eps2);
+                    *pp += 1;
                 }
             }
-        } else {
-            m2p(&mut acc, xi, c, nodes.masses[k], nodes.quads[k], eps2, quadrupole);
-            pc += 1;
-        }
-        node = escape;
-    }
-    (acc, pp, pc)
+        },
+    );
+    state
 }
 
 /// The per-target walk of every body (see the [module documentation](self)): forces and
@@ -156,28 +181,15 @@ pub fn walk_targets<T: Real>(
 
 /// The lists of one group: accepted cells and opened leaves, in walk order.
 fn group_lists<T: Real>(nodes: &WalkNodes<T>, centre: [T; 3], half: [T; 3]) -> (Vec<u32>, Vec<u32>) {
-    let (mut cells, mut leaves) = (Vec::new(), Vec::new());
-    let mut node = 0u32;
-    while node != NONE {
-        let k = node as usize;
-        let [first, escape, _, count] = nodes.links[k];
-        if count == 0 {
-            node = escape;
-            continue;
-        }
-        let c = nodes.centres[k];
-        if box_distance2([c[0], c[1], c[2]], centre, half) < c[3] {
-            if first != NONE {
-                node = first;
-                continue;
-            }
-            leaves.push(node);
-        } else {
-            cells.push(node);
-        }
-        node = escape;
-    }
-    (cells, leaves)
+    let mut lists = (Vec::new(), Vec::new());
+    visit(
+        nodes,
+        &mut lists,
+        |c| box_distance2([c[0], c[1], c[2]], centre, half) < c[3],
+        |(cells, _), k, _| cells.push(k as u32),
+        |(_, leaves), k| leaves.push(k as u32),
+    );
+    lists
 }
 
 /// The bounding box of tree positions `range` as centre `(lo + hi) / 2` and
@@ -250,24 +262,18 @@ pub fn walk_groups<T: Real>(
     Ok(finish(results.into_iter().flatten().collect(), gravity.g))
 }
 
-/// The nodes a per-target walk visits for the target at tree position `i`, in order,
-/// with whether each was accepted (`true`) or opened (`false`): for tests and for
-/// explaining a walk.
+/// The nodes a per-target walk interacts with for the target at tree position `i`, in
+/// walk order: accepted nodes (`true`, one particle-cell interaction each) and opened
+/// leaves (`false`, whose particles it sums); for tests and for explaining a walk.
 pub fn walk_trace<T: Real>(nodes: &WalkNodes<T>, bodies: &TreeBodies<T>, i: usize) -> Vec<(u32, bool)> {
     let xi = bodies.position(i);
     let mut trace = Vec::new();
-    let mut node = 0u32;
-    while node != NONE {
-        let k = node as usize;
-        let [first, escape, _, count] = nodes.links[k];
-        if count == 0 {
-            node = escape;
-            continue;
-        }
-        let c = nodes.centres[k];
-        let open = distance2([c[0], c[1], c[2]], xi) < c[3];
-        trace.push((node, !open));
-        node = if open && first != NONE { first } else { escape };
-    }
+    visit(
+        nodes,
+        &mut trace,
+        |c| distance2([c[0], c[1], c[2]], xi) < c[3],
+        |t, k, _| t.push((k as u32, true)),
+        |t, k| t.push((k as u32, false)),
+    );
     trace
 }

@@ -1,7 +1,55 @@
-//! Helpers shared by the test modules.
+//! Helpers shared by the test modules: test data, comparisons, and the GPU executors
+//! (one of each kind per test process, opened on first use; a missing one is reported as
+//! a skip, or fails under `ORRERY_REQUIRE_CUDA=1` / `ORRERY_REQUIRE_WGPU=1`).
 
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use orrery_backend_cuda::CudaExecutor;
+use orrery_backend_wgpu::{WgpuExecutor, WgpuOptions};
 use orrery_core::{ParticleSet, ParticlesView, Real};
 use orrery_traverse::Forces;
+
+/// An executor from `open`, or `None` after reporting the skip; with `require_var=1` a
+/// missing executor is a failure.
+pub fn open_or_skip<E>(open: impl FnOnce() -> orrery_core::Result<E>, require_var: &str) -> Option<E> {
+    match open() {
+        Ok(e) => Some(e),
+        Err(e) => {
+            let required = std::env::var(require_var).is_ok_and(|v| v == "1");
+            assert!(!required, "{require_var}=1 but no executor: {e}");
+            orrery_core::skip::report(&format!("traverse GPU test ({require_var} not set)"), &e.to_string());
+            None
+        }
+    }
+}
+
+/// One GPU test at a time: the executors are shared.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The CUDA executor, or `None` (skip reported).
+pub fn cuda() -> Option<&'static CudaExecutor> {
+    static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
+    EXEC.get_or_init(|| open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
+}
+
+/// The wgpu executor (subgroups where the adapter has them), or `None` (skip reported).
+pub fn wgpu() -> Option<&'static WgpuExecutor> {
+    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
+    EXEC.get_or_init(|| open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
+}
+
+/// A wgpu executor that runs the paths without subgroups, or `None` (skip reported).
+pub fn wgpu_without_subgroups() -> Option<&'static WgpuExecutor> {
+    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
+    EXEC.get_or_init(|| {
+        let options = WgpuOptions { subgroups: false, ..WgpuOptions::default() };
+        open_or_skip(|| WgpuExecutor::with_options(&options), "ORRERY_REQUIRE_WGPU")
+    })
+    .as_ref()
+}
 
 /// A validated view of a set (panics on invalid test data).
 pub fn view<T: Real>(set: &ParticleSet<T>) -> ParticlesView<'_, T> {

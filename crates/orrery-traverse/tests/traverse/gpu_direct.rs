@@ -26,20 +26,6 @@ use orrery_traverse::{Forces, Gravity, Softening, ic};
 
 use crate::common::{max_rel_diff, view};
 
-/// An executor from `open`, or `None` after reporting the skip; with `require_var=1` a
-/// missing executor is a failure.
-pub fn open_or_skip<E>(open: impl FnOnce() -> Result<E, Error>, require_var: &str) -> Option<E> {
-    match open() {
-        Ok(e) => Some(e),
-        Err(e) => {
-            let required = std::env::var(require_var).is_ok_and(|v| v == "1");
-            assert!(!required, "{require_var}=1 but no executor: {e}");
-            orrery_core::skip::report(&format!("traverse GPU test ({require_var} not set)"), &e.to_string());
-            None
-        }
-    }
-}
-
 /// Plummer softening, none, and the clamped kernel with `2h = 0.1` (many clamped pairs).
 const SOFTENINGS: [Softening<f32>; 3] = [Softening::Plummer(0.01), Softening::Plummer(0.0), Softening::Clamped(0.05)];
 
@@ -228,7 +214,8 @@ macro_rules! gpu_tests {
         $(
             #[test]
             fn $case() {
-                if let Some(e) = $exec() {
+                let _guard = crate::common::serial();
+                if let Some(e) = crate::common::$exec() {
                     super::$case(e);
                 }
             }
@@ -237,30 +224,10 @@ macro_rules! gpu_tests {
 }
 
 mod cuda {
-    use std::sync::OnceLock;
-
-    use orrery_backend_cuda::CudaExecutor;
-
-    /// The shared CUDA executor of the GPU tests (`None` after reporting the skip).
-    fn cuda() -> Option<&'static CudaExecutor> {
-        static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
-        EXEC.get_or_init(|| super::open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
-    }
-
     gpu_tests!(cuda);
 }
 
 mod wgpu {
-    use std::sync::OnceLock;
-
-    use orrery_backend_wgpu::WgpuExecutor;
-
-    /// The shared wgpu executor of the GPU tests (`None` after reporting the skip).
-    fn wgpu() -> Option<&'static WgpuExecutor> {
-        static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
-        EXEC.get_or_init(|| super::open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
-    }
-
     gpu_tests!(wgpu);
 }
 

@@ -18,7 +18,7 @@ use orrery_traverse::{Expansion, Forces, Gravity, Opening};
 use orrery_tree_build::Shape;
 
 use crate::clouds::{clustered, to_f32};
-use crate::gpu_walk::{cuda, serial, wgpu};
+use crate::common::{cuda, serial, wgpu};
 
 const TOLERANCE: f64 = 1e-4;
 

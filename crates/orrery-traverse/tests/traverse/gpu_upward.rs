@@ -11,10 +11,7 @@
 //! levels) and massless leaves, the view and tree order of a tree built on the device
 //! (`GpuTree`), buffers reused across sizes without growing, and the typed errors.
 
-use std::sync::OnceLock;
-
-use orrery_backend_cuda::{CudaExecutor, check_nvrtc, compile_module_to_cubin, compile_module_to_ptx};
-use orrery_backend_wgpu::WgpuExecutor;
+use orrery_backend_cuda::{check_nvrtc, compile_module_to_cubin, compile_module_to_ptx};
 use orrery_core::sfc::Curve;
 use orrery_core::{Error, GpuExecutor, ParticleSet, Slice, Vec3};
 use orrery_traverse::gpu::upward::{KERNEL_ENTRIES, KERNEL_MODULES};
@@ -29,34 +26,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::clouds::{clustered, to_f32};
+use crate::common::{cuda, wgpu};
 
 const SHAPES: [Shape; 3] = [Shape::Octree(Curve::Morton), Shape::Octree(Curve::Hilbert), Shape::Binary];
 const OPENINGS: [Opening<f32>; 2] = [
     Opening { mac: orrery_traverse::Mac::Classic, theta: 0.6 },
     Opening { mac: orrery_traverse::Mac::Safe, theta: 0.5 },
 ];
-
-fn open_or_skip<E>(open: impl FnOnce() -> orrery_core::Result<E>, require_var: &str) -> Option<E> {
-    match open() {
-        Ok(e) => Some(e),
-        Err(e) => {
-            let required = std::env::var(require_var).is_ok_and(|v| v == "1");
-            assert!(!required, "{require_var}=1 but no executor: {e}");
-            orrery_core::skip::report(&format!("GPU upward pass test ({require_var} not set)"), &e.to_string());
-            None
-        }
-    }
-}
-
-fn cuda() -> Option<&'static CudaExecutor> {
-    static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
-}
-
-fn wgpu() -> Option<&'static WgpuExecutor> {
-    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
-}
 
 /// `n` bodies uniform in `[-1, 1)^3`, masses in `[0.5, 1.5) / n`.
 fn uniform(n: usize, seed: u64) -> ParticleSet<f32> {
@@ -417,30 +393,35 @@ macro_rules! executor_tests {
 
             #[test]
             fn octrees_and_binary_trees_match_the_cpu_for_both_criteria() {
+                let _guard = crate::common::serial();
                 let Some(e) = $open() else { return };
                 shapes_clouds_and_criteria(e, $exact);
             }
 
             #[test]
             fn single_leaves_coincident_bodies_and_massless_leaves_match_the_cpu() {
+                let _guard = crate::common::serial();
                 let Some(e) = $open() else { return };
                 small_and_degenerate(e, $exact);
             }
 
             #[test]
             fn a_tree_built_on_the_device_matches_the_cpu() {
+                let _guard = crate::common::serial();
                 let Some(e) = $open() else { return };
                 from_gpu_tree(e, $exact);
             }
 
             #[test]
             fn buffers_are_reused_without_growing() {
+                let _guard = crate::common::serial();
                 let Some(e) = $open() else { return };
                 reuse(e, $exact);
             }
 
             #[test]
             fn bad_input_gives_typed_errors() {
+                let _guard = crate::common::serial();
                 let Some(e) = $open() else { return };
                 errors(e);
             }

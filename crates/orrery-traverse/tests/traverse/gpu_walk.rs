@@ -9,10 +9,7 @@
 //! equal the independent walk's bit for bit, and forces agree with the CPU's f32 walk
 //! within `FORCE_TOLERANCE`.
 
-use std::sync::{Mutex, OnceLock};
-
-use orrery_backend_cuda::{CudaExecutor, check_nvrtc, compile_module_to_ptx};
-use orrery_backend_wgpu::{WgpuExecutor, WgpuOptions};
+use orrery_backend_cuda::{check_nvrtc, compile_module_to_ptx};
 use orrery_core::sfc::Curve;
 use orrery_core::{Error, GpuExecutor};
 use orrery_traverse::gpu::walk::{ENTRIES, GpuWalk, ScatteredOutput, WALK, WalkInput, WalkOutput, run_walk, scatter};
@@ -22,6 +19,7 @@ use orrery_traverse::{Expansion, Forces, Gravity, Interactions, Mac, Opening};
 use orrery_tree_build::Shape;
 
 use crate::clouds::{clustered, to_f32};
+use crate::common::{cuda, serial, wgpu, wgpu_without_subgroups};
 
 /// Relative tolerance on `|a_gpu - a_cpu| / |a_cpu|` per target: the GPU's `rsqrt` is
 /// within 2 ulp of `1 / sqrt` and its sums use fused multiply-adds, so each of a
@@ -29,43 +27,6 @@ use crate::clouds::{clustered, to_f32};
 /// between terms of opposite sign in a weak total field amplifies that, measured below
 /// 1e-5 on these clouds.
 const FORCE_TOLERANCE: f64 = 1e-4;
-
-fn open_or_skip<E>(open: impl FnOnce() -> orrery_core::Result<E>, require_var: &str) -> Option<E> {
-    match open() {
-        Ok(e) => Some(e),
-        Err(e) => {
-            let required = std::env::var(require_var).is_ok_and(|v| v == "1");
-            assert!(!required, "{require_var}=1 but no executor: {e}");
-            orrery_core::skip::report(&format!("traverse GPU test ({require_var} not set)"), &e.to_string());
-            None
-        }
-    }
-}
-
-/// One GPU test at a time: the executors are shared.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub fn cuda() -> Option<&'static CudaExecutor> {
-    static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
-}
-
-pub fn wgpu() -> Option<&'static WgpuExecutor> {
-    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
-}
-
-fn wgpu_without_subgroups() -> Option<&'static WgpuExecutor> {
-    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| {
-        let options = WgpuOptions { subgroups: false, ..WgpuOptions::default() };
-        open_or_skip(|| WgpuExecutor::with_options(&options), "ORRERY_REQUIRE_WGPU")
-    })
-    .as_ref()
-}
 
 /// The prepared data on the device.
 struct Uploaded<E: GpuExecutor> {
