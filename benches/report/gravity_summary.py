@@ -77,6 +77,19 @@ for set_name in ["plummer 1M", "plummer 4M", "uniform 4M"]:
         if c:
             print(f"| {set_name} | {walk} | {c['median_ms']:.2f} | {c['tflops']:.1f} | {w['median_ms'] if w else float('nan'):.2f} | {c['p99']:.2e} | {c['pp']} / {c['pc']} |")
 
+print("\n### Accuracy report: p50 / p99 / max relative acceleration error per setting (CUDA; every executor gives the same counts, and errors within rounding)\n")
+print("| workload | expansion | walk | theta 0.3 | 0.5 | 0.6 | 0.75 | 1.0 |")
+print("|---|---|---|---|---|---|---|---|")
+for set_name in ["plummer 1M", "plummer 4M", "uniform 4M"]:
+    for exp in ["monopole", "quadrupole"]:
+        for walk in ["Independent", "Group", "Group64"]:
+            cells = []
+            for theta in ["0.3", "0.5", "0.6", "0.75", "1"]:
+                r = find(f"{set_name} theta {theta} {exp}", f"{walk} walk")
+                cells.append(f"{r['p50']:.1e} / {r['p99']:.1e} / {r['max']:.1e}" if r else "—")
+            name = "Independent = Coherent" if walk == "Independent" else walk
+            print(f"| {set_name} | {exp} | {name} | " + " | ".join(cells) + " |")
+
 print("\n### Coherent over independent (CUDA, walk alone)\n")
 print("| workload | theta 0.3 | 0.5 | 0.6 | 0.75 | 1.0 |")
 print("|---|---|---|---|---|---|")
