@@ -32,6 +32,9 @@ enum Suite {
     /// and uniform bodies, with error percentiles; peer: `ryoanji_driver` through
     /// `benches/device/gravity.sh`.
     Gravity,
+    /// Node visits per target of every walk on the gravity workloads (CPU-computed: the
+    /// same on every executor).
+    GravityVisits,
 }
 
 #[derive(Debug, Parser)]
@@ -100,6 +103,7 @@ fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrer
             let name = format!("cpu:rayon ({} threads)", pool.current_num_threads());
             pool.install(|| suites::gravity::run_cpu(cfg, &name))
         }
+        Suite::GravityVisits => suites::gravity::run_visits(cfg, "cpu"),
     }
 }
 
@@ -113,6 +117,8 @@ fn run_gpu<E: orrery_core::GpuExecutor>(suite: Suite, exec: &E, cfg: &Config) ->
         Suite::Balltree => suites::balltree::run_gpu(exec, cfg),
         Suite::Tree => suites::tree::run_gpu(exec, cfg),
         Suite::Gravity => suites::gravity::run_gpu(exec, cfg),
+        // CPU-computed (see the suite); nothing to run on a GPU.
+        Suite::GravityVisits => Ok(Vec::new()),
     }
 }
 

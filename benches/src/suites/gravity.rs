@@ -38,6 +38,7 @@ pub const EPS: f64 = 0.01;
 /// Bodies whose errors are measured.
 const ERROR_TARGETS: usize = 4096;
 /// Opening angles: the four and Ryoanji's 0.6.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
 const THETAS: [f64; 5] = [0.3, 0.5, 0.6, 0.75, 1.0];
 
 /// One workload.
@@ -133,6 +134,69 @@ fn label(w: &Workload, theta: f64, expansion: Expansion) -> String {
 
 fn record(executor: String, workload: String, n: usize, stats: Stats, info: String) -> Record {
     Record { suite: "gravity".into(), workload, executor, elements: n as u64, bytes: 0, stats, info }
+}
+
+/// Node visits per target of the per-target walks (independent and coherent: the same
+/// visits) and of the group walks (32 and 64 targets), on every workload at theta 0.5,
+/// 0.6 and 0.75: mean and maximum over the error targets (per-target walks) and over the
+/// groups holding them. Visits are a function of the tree and the opening test, which
+/// every executor evaluates identically (the walk tests check the counts), so the CPU
+/// computes them for all.
+///
+/// # Errors
+/// Solver failures.
+pub fn run_visits(cfg: &Config, executor: &str) -> Result<Vec<Record>> {
+    use orrery_traverse::walk::{group_node_visits, node_visits};
+    let mut records = Vec::new();
+    for w in workloads(cfg, false)? {
+        let bodies = to_f32(&w.bodies);
+        let start = Instant::now();
+        let p = BarnesHut::new(Gravity::plummer(EPS as f32), Opening::safe(0.5f32)).prepare(&bodies.view()?)?;
+        let prepared = start.elapsed();
+        let targets = evenly_spaced_targets(w.n, ERROR_TARGETS);
+        // Tree positions of the error targets.
+        let mut position = vec![0usize; w.n];
+        for (k, &i) in p.bodies.order.iter().enumerate() {
+            position[i as usize] = k;
+        }
+        for theta in [0.5f64, 0.6, 0.75] {
+            let nodes = orrery_traverse::WalkNodes::new(&p.view, &p.multipoles, &Opening::safe(theta as f32))?;
+            let stats = |v: &[u32]| {
+                (v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64, *v.iter().max().unwrap_or(&0))
+            };
+            let per_target: Vec<u32> =
+                targets.iter().map(|&i| node_visits(&nodes, &p.bodies, position[i as usize])).collect();
+            let group = |size: usize| -> Vec<u32> {
+                targets
+                    .iter()
+                    .map(|&i| {
+                        let g = position[i as usize] / size * size;
+                        group_node_visits(&nodes, &p.bodies, g..(g + size).min(w.n))
+                    })
+                    .collect()
+            };
+            let (t, g32, g64) = (stats(&per_target), stats(&group(32)), stats(&group(64)));
+            let info = format!(
+                "node visits mean/max: per target {:.0}/{}, groups of 32 {:.0}/{}, groups of 64 {:.0}/{}; {} nodes",
+                t.0,
+                t.1,
+                g32.0,
+                g32.1,
+                g64.0,
+                g64.1,
+                nodes.len()
+            );
+            let stats = Stats::from_samples(&mut [prepared]);
+            records.push(record(
+                format!("{executor} node visits"),
+                label(&w, theta, Expansion::Quadrupole),
+                w.n,
+                stats,
+                info,
+            ));
+        }
+    }
+    Ok(records)
 }
 
 /// Writes each workload in the peer drivers' format to `dir`.

@@ -277,3 +277,28 @@ pub fn walk_trace<T: Real>(nodes: &WalkNodes<T>, bodies: &TreeBodies<T>, i: usiz
     );
     trace
 }
+
+/// Nodes a per-target walk visits for the target at tree position `i`: every node whose
+/// links it loads (opened, accepted, and nodes without particles it skips), the loop
+/// iterations of [`walk_targets`] and of the GPU's independent walk for that target.
+pub fn node_visits<T: Real>(nodes: &WalkNodes<T>, bodies: &TreeBodies<T>, i: usize) -> u32 {
+    visits(nodes, |c| distance2([c[0], c[1], c[2]], bodies.position(i)) < c[3])
+}
+
+/// Nodes the group walk visits for the group of tree positions `range` (the loop
+/// iterations of [`walk_groups`] for that group and of the GPU's group walks).
+pub fn group_node_visits<T: Real>(nodes: &WalkNodes<T>, bodies: &TreeBodies<T>, range: std::ops::Range<usize>) -> u32 {
+    let (centre, half) = group_box(bodies, range);
+    visits(nodes, |c| box_distance2([c[0], c[1], c[2]], centre, half) < c[3])
+}
+
+fn visits<T: Real>(nodes: &WalkNodes<T>, opens: impl Fn([T; 4]) -> bool) -> u32 {
+    let (mut node, mut visited) = (0u32, 0u32);
+    while node != NONE {
+        visited += 1;
+        let [first, escape, _, count] = nodes.links[node as usize];
+        let open = count != 0 && opens(nodes.centres[node as usize]);
+        node = if open && first != NONE { first } else { escape };
+    }
+    visited
+}

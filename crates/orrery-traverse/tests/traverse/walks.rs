@@ -5,7 +5,7 @@
 use orrery_core::sfc::Curve;
 use orrery_core::{Error, ParticleSet, ParticlesView};
 use orrery_traverse::solver::{BarnesHut, CpuWalk, Solution};
-use orrery_traverse::walk::{walk_targets, walk_trace};
+use orrery_traverse::walk::{group_node_visits, node_visits, walk_targets, walk_trace};
 use orrery_traverse::{Expansion, Gravity, Mac, Opening, Softening};
 use orrery_tree_build::Shape;
 
@@ -212,4 +212,23 @@ fn corrupted_walk_links_are_rejected() {
     let mut out = p.nodes.clone();
     out.links[0][1] = cyclic.len() as u32 + 5;
     assert!(out.check(set.len()).is_err());
+}
+
+#[test]
+fn node_visits_count_every_node_the_walk_loads() {
+    let set = clustered(1500, 9);
+    let bh = BarnesHut::new(Gravity::plummer(EPS), Opening::safe(0.6));
+    let p = bh.prepare(&set.view().unwrap()).unwrap();
+    for i in (0..set.len()).step_by(53) {
+        let trace = walk_trace(&p.nodes, &p.bodies, i);
+        let visits = node_visits(&p.nodes, &p.bodies, i) as usize;
+        // Every interaction node is visited; so are the opened internal nodes above them
+        // (at least the root when anything is opened) and skipped empty nodes.
+        assert!(visits > trace.len(), "target {i}: {visits} visits, {} interaction nodes", trace.len());
+        assert!(visits <= p.view.num_nodes(), "target {i}");
+    }
+    // A tiny theta visits every node: all of them open.
+    let all = BarnesHut::new(Gravity::plummer(EPS), Opening::safe(1e-6)).prepare(&set.view().unwrap()).unwrap();
+    assert_eq!(node_visits(&all.nodes, &all.bodies, 0) as usize, all.view.num_nodes());
+    assert_eq!(group_node_visits(&all.nodes, &all.bodies, 0..32) as usize, all.view.num_nodes());
 }
