@@ -168,18 +168,20 @@ pub fn jitter(points: &mut [Vec<f64>; 3], sigma: f64, seed: u64) {
     }
 }
 
-/// Writes particles in the peer drivers' format (`u64 n`, then `x y z m` as f64, unit
-/// masses / n), for `../shared/peers/bin/cstone_octree_driver`.
+/// Writes particles in the peer drivers' format (`u64 n`, then `x y z m` as f64), for
+/// `../shared/peers/bin/cstone_octree_driver` and `ryoanji_driver`; masses `1 / n` when
+/// `mass` is `None`.
 ///
 /// # Errors
 /// I/O errors.
-pub fn write_peer_file(path: &std::path::Path, points: &[Vec<f64>; 3]) -> std::io::Result<()> {
+pub fn write_peer_file(path: &std::path::Path, points: &[Vec<f64>; 3], mass: Option<&[f64]>) -> std::io::Result<()> {
     let n = points[0].len();
     let mut bytes = Vec::with_capacity(8 + 32 * n);
     bytes.extend_from_slice(&(n as u64).to_le_bytes());
-    let m = 1.0 / n as f64;
-    for ((&x, &y), &z) in points[0].iter().zip(&points[1]).zip(&points[2]) {
-        for v in [x, y, z, m] {
+    let unit = 1.0 / n as f64;
+    for i in 0..n {
+        let m = mass.map_or(unit, |m| m[i]);
+        for v in [points[0][i], points[1][i], points[2][i], m] {
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }

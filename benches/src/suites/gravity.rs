@@ -93,38 +93,28 @@ fn summary(
     reference: &Forces<f64>,
     ms: f64,
     expansion: Expansion,
-) -> String {
-    let mut e: Vec<f64> = targets
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| {
-            let i = i as usize;
-            let r = reference.acc(k);
-            let a = [f64::from(forces.ax[i]), f64::from(forces.ay[i]), f64::from(forces.az[i])];
-            let d = ((a[0] - r[0]).powi(2) + (a[1] - r[1]).powi(2) + (a[2] - r[2]).powi(2)).sqrt();
-            d / (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt()
-        })
-        .collect();
-    e.sort_by(f64::total_cmp);
-    let q = |p: f64| e[((p * e.len() as f64).ceil() as usize).clamp(1, e.len()) - 1];
+) -> Result<String> {
+    // The reference's targets picked out of the input-order result, then the harness's
+    // nearest-rank percentiles.
+    let e = orrery_traverse::acceleration_errors(reference, &orrery_traverse::gather_targets(forces, targets)?)?;
     let n = counts.particle_particle.len() as f64;
     let (pp, pc) = (counts.total_particle_particle(), counts.total_particle_cell());
     let m2p = if expansion == Expansion::Quadrupole { FLOPS_M2P_QUADRUPOLE } else { FLOPS_M2P_MONOPOLE };
     let flops = (pp * FLOPS_P2P + pc * m2p) as f64;
     let secs = ms * 1e-3;
-    format!(
+    Ok(format!(
         "err p50 {:.2e} p90 {:.2e} p99 {:.2e} max {:.2e}; pp mean {:.0} max {}; pc mean {:.0} max {}; {:.3e} interactions/s; {:.1} TFlop/s",
-        q(0.5),
-        q(0.9),
-        q(0.99),
-        e[e.len() - 1],
+        e.median,
+        e.p90,
+        e.p99,
+        e.max,
         pp as f64 / n,
         counts.particle_particle.iter().max().unwrap_or(&0),
         pc as f64 / n,
         counts.particle_cell.iter().max().unwrap_or(&0),
         (pp + pc) as f64 / secs,
         flops / secs / 1e12
-    )
+    ))
 }
 
 fn label(w: &Workload, theta: f64, expansion: Expansion) -> String {
@@ -208,14 +198,9 @@ pub fn write_peer_files(cfg: &Config, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(io)?;
     for w in workloads(cfg, false)? {
         let b = &w.bodies;
-        let mut bytes = Vec::with_capacity(8 + 32 * w.n);
-        bytes.extend_from_slice(&(w.n as u64).to_le_bytes());
-        for i in 0..w.n {
-            for v in [b.x[i], b.y[i], b.z[i], b.mass[i]] {
-                bytes.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        std::fs::write(dir.join(format!("{}-{}.bin", w.name, millions(w.n))), bytes).map_err(io)?;
+        let points = [b.x.clone(), b.y.clone(), b.z.clone()];
+        let path = dir.join(format!("{}-{}.bin", w.name, millions(w.n)));
+        crate::data::write_peer_file(&path, &points, Some(&b.mass)).map_err(io)?;
     }
     Ok(())
 }
@@ -248,7 +233,7 @@ pub fn run_cpu(cfg: &Config, executor: &str) -> Result<Vec<Record>> {
                 let stats = Stats::from_samples(&mut samples);
                 let s = last.expect("at least one run");
                 let info =
-                    summary(&s.forces, &s.interactions, &targets, &reference, stats.median_ms, Expansion::Quadrupole);
+                    summary(&s.forces, &s.interactions, &targets, &reference, stats.median_ms, Expansion::Quadrupole)?;
                 let name = match walk {
                     CpuWalk::Targets => "targets",
                     CpuWalk::Groups(_) => "groups of 32",
@@ -323,7 +308,7 @@ mod gpu {
                         })?;
                         scatter(exec, &out, &d_order, &mut scattered)?;
                         let (forces, counts) = scattered.download(exec, w.n)?;
-                        let info = summary(&forces, &counts, &targets, &reference, stats.median_ms, expansion);
+                        let info = summary(&forces, &counts, &targets, &reference, stats.median_ms, expansion)?;
                         let name = format!("{walk:?} walk, {}", orrery_core::Executor::name(exec));
                         eprintln!("  {name} {}: {:.3} ms", label(&w, theta, expansion), stats.median_ms);
                         records.push(record(name, label(&w, theta, expansion), w.n, stats, info));
@@ -406,7 +391,7 @@ mod gpu {
                 let info = format!(
                     "walk + scatter {:.3} ms; {}",
                     eval.median_ms,
-                    summary(&forces, &counts, targets, reference, eval.median_ms, Expansion::Quadrupole)
+                    summary(&forces, &counts, targets, reference, eval.median_ms, Expansion::Quadrupole)?
                 );
                 let name = format!("whole step, {walk:?} walk, {}", orrery_core::Executor::name(exec));
                 eprintln!("  {name} {}: {:.3} ms", label(w, theta, Expansion::Quadrupole), step.median_ms);

@@ -298,7 +298,7 @@ fn expanding(
 fn write_peer_pair(dir: &Path, name: &str, points: &[Vec<f64>; 3], bbox: Aabb<f64>) -> Result<()> {
     let io = |e: std::io::Error| orrery_core::Error::InvalidArgument { what: "--peer-files", reason: e.to_string() };
     std::fs::create_dir_all(dir).map_err(io)?;
-    write_peer_file(&dir.join(format!("{name}.bin")), points).map_err(io)?;
+    write_peer_file(&dir.join(format!("{name}.bin")), points, None).map_err(io)?;
     let view = PositionsView::new(&points[0], &points[1], &points[2])?;
     let sorted = input::sort_particles(view, Some(bbox), Shape::Octree(Curve::Hilbert))?;
     let (tree, _) = build(&sorted.keys, sorted.layout, &Rebalance::new(Criterion::leaf_count(BUCKET)))?;

@@ -146,6 +146,7 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
     /// # Errors
     /// [`Error::InvalidArgument`] before an update; device failures.
     pub fn evaluate(&mut self, exec: &E) -> Result<()> {
+        use orrery_core::DeviceBuffer as _;
         let (Some(bodies), Some(nodes)) = (&self.bodies, &self.nodes) else {
             return Err(Error::InvalidArgument {
                 what: "GPU Barnes-Hut",
@@ -167,7 +168,7 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
         };
         run_walk(exec, self.walk, &input, n, &self.settings.gravity, self.settings.expansion, walked)?;
         let out = match &mut self.out {
-            Some(o) if o_len::<E>(o) >= n => o,
+            Some(o) if o.ax.len() >= n => o,
             _ => self.out.insert(ScatteredOutput::new(exec, n + n / 4)?),
         };
         scatter(exec, walked, bodies.order().slice(0..n)?, out)
@@ -222,9 +223,4 @@ impl<E: GpuExecutor> GpuBarnesHut<E> {
             .ok_or_else(|| Error::InvalidArgument { what: "GPU Barnes-Hut", reason: "no tree yet".into() })?
             .download(exec)
     }
-}
-
-fn o_len<E: GpuExecutor>(o: &ScatteredOutput<E>) -> usize {
-    use orrery_core::DeviceBuffer as _;
-    o.ax.len()
 }

@@ -35,25 +35,6 @@ pub fn to_f32(set: &ParticleSet<f64>) -> ParticleSet<f32> {
     ParticleSet { x: c(&set.x), y: c(&set.y), z: c(&set.z), mass: c(&set.mass) }
 }
 
-/// Relative acceleration errors of `(ax, ay, az)` against `reference`, sorted.
-pub fn sorted_errors(reference: &orrery_traverse::Forces<f64>, ax: &[f64], ay: &[f64], az: &[f64]) -> Vec<f64> {
-    let mut e: Vec<f64> = (0..ax.len())
-        .map(|i| {
-            let r = reference.acc(i);
-            let d = [ax[i] - r[0], ay[i] - r[1], az[i] - r[2]];
-            (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() / (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt()
-        })
-        .collect();
-    e.sort_by(f64::total_cmp);
-    e
-}
-
-/// The `q`-quantile (nearest rank) of sorted values.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
 /// Plummer-softened direct summation in f64 of every body (the crate's reference).
 pub fn direct_f64(set: &ParticleSet<f64>, eps: f64) -> orrery_traverse::Forces<f64> {
     let gravity = orrery_traverse::Gravity::plummer(eps);

@@ -86,3 +86,18 @@ pub fn same_bits<T: Real>(a: &Forces<T>, b: &Forces<T>) -> bool {
 pub fn with_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
 }
+
+/// Asserts per target `|a_gpu - a_cpu| <= tolerance |a_cpu|` and, with `potentials`, the
+/// same for the potentials.
+pub fn assert_close(gpu: &Forces<f32>, cpu: &Forces<f32>, tolerance: f64, potentials: bool, what: &str) {
+    for i in 0..cpu.len() {
+        let (g, c) = (gpu.acc(i), cpu.acc(i));
+        let diff = (0..3).map(|a| (f64::from(g[a]) - f64::from(c[a])).powi(2)).sum::<f64>().sqrt();
+        let norm = (0..3).map(|a| f64::from(c[a]).powi(2)).sum::<f64>().sqrt();
+        assert!(diff <= tolerance * norm + 1e-30, "{what}: target {i}: {g:?} vs {c:?}");
+        if potentials {
+            let dp = (f64::from(gpu.pot[i]) - f64::from(cpu.pot[i])).abs();
+            assert!(dp <= tolerance * f64::from(cpu.pot[i]).abs() + 1e-30, "{what}: potential of target {i}");
+        }
+    }
+}

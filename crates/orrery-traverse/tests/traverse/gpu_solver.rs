@@ -23,12 +23,7 @@ use crate::common::{cuda, serial, wgpu};
 const TOLERANCE: f64 = 1e-4;
 
 fn close(gpu: &Forces<f32>, cpu: &Forces<f32>, what: &str) {
-    for i in 0..cpu.len() {
-        let (g, c) = (gpu.acc(i), cpu.acc(i));
-        let diff = (0..3).map(|a| (f64::from(g[a]) - f64::from(c[a])).powi(2)).sum::<f64>().sqrt();
-        let norm = (0..3).map(|a| f64::from(c[a]).powi(2)).sum::<f64>().sqrt();
-        assert!(diff <= TOLERANCE * norm + 1e-30, "{what}: body {i}: {g:?} vs {c:?}");
-    }
+    crate::common::assert_close(gpu, cpu, TOLERANCE, false, what);
 }
 
 fn moved(set: &ParticleSet<f32>, step: usize) -> ParticleSet<f32> {

@@ -64,14 +64,7 @@ fn input<E: GpuExecutor>(u: &Uploaded<E>) -> WalkInput<'_, E> {
 }
 
 fn close(gpu: &Forces<f32>, cpu: &Forces<f32>, what: &str) {
-    for i in 0..cpu.len() {
-        let (g, c) = (gpu.acc(i), cpu.acc(i));
-        let diff = (0..3).map(|a| (f64::from(g[a]) - f64::from(c[a])).powi(2)).sum::<f64>().sqrt();
-        let norm = (0..3).map(|a| f64::from(c[a]).powi(2)).sum::<f64>().sqrt();
-        assert!(diff <= FORCE_TOLERANCE * norm + 1e-30, "{what}: target {i}: {g:?} vs {c:?}");
-        let dp = (f64::from(gpu.pot[i]) - f64::from(cpu.pot[i])).abs();
-        assert!(dp <= FORCE_TOLERANCE * f64::from(cpu.pot[i]).abs() + 1e-30, "{what}: potential of target {i}");
-    }
+    crate::common::assert_close(gpu, cpu, FORCE_TOLERANCE, true, what);
 }
 
 fn bits(f: &Forces<f32>) -> Vec<u32> {
