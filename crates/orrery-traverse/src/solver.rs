@@ -5,7 +5,7 @@
 use orrery_core::sfc::Curve;
 use orrery_core::{Aabb, Error, ParticlesView, Real, Result, Vec3};
 use orrery_tree_build::view::{Geometry, TreeView};
-use orrery_tree_build::{Criterion, Rebalance, Shape, input};
+use orrery_tree_build::{Criterion, Leaves, Rebalance, Shape, input};
 
 use crate::bodies::{Forces, Gravity, check_bodies};
 use crate::mac::Opening;
@@ -84,6 +84,18 @@ impl<T: Real> BarnesHut<T> {
     /// # Errors
     /// As [`check_bodies`], [`Gravity::check`], [`Opening::check`]; a bucket of 0.
     pub fn prepare(&self, bodies: &ParticlesView<'_, T>) -> Result<Prepared<T>> {
+        self.prepare_with(bodies, &mut None)
+    }
+
+    /// [`Self::prepare`] that keeps the tree between calls: the tree is updated
+    /// incrementally from `leaves` when it holds a leaf array (a time-stepping code's
+    /// previous step, or one restored from a snapshot), built from the root when it is
+    /// `None`, and `leaves` holds the new tree's leaves afterwards. Leaves of another key
+    /// layout than this solver's shape are ignored (the tree is built from the root).
+    ///
+    /// # Errors
+    /// As [`Self::prepare`]; on error `leaves` is unchanged.
+    pub fn prepare_with(&self, bodies: &ParticlesView<'_, T>, leaves: &mut Option<Leaves>) -> Result<Prepared<T>> {
         check_bodies(bodies)?;
         self.gravity.check()?;
         self.opening.check()?;
@@ -100,12 +112,17 @@ impl<T: Real> BarnesHut<T> {
             });
         }
         let options = Rebalance::new(Criterion::leaf_count(self.bucket));
-        let (tree, _) = orrery_tree_build::build(&sorted.keys, sorted.layout, &options)?;
+        let start = match leaves.as_ref().filter(|l| l.layout() == sorted.layout) {
+            Some(previous) => previous.clone(),
+            None => Leaves::root(sorted.layout),
+        };
+        let (next, _) = orrery_tree_build::build_from(start, &sorted.keys, &options)?;
         let view =
-            TreeView::from_leaves(tree.leaves(), &tree.leaf_starts(), Geometry::new(self.shape, sorted.bbox), None)?;
+            TreeView::from_leaves(next.leaves(), &next.leaf_starts(), Geometry::new(self.shape, sorted.bbox), None)?;
         let tree_bodies = TreeBodies::gather(bodies, &sorted.order[..sorted.active])?;
         let multipoles = Multipoles::compute(&view, &tree_bodies)?;
         let nodes = WalkNodes::new(&view, &multipoles, &self.opening)?;
+        *leaves = Some(next.leaves().clone());
         Ok(Prepared { view, bodies: tree_bodies, multipoles, nodes })
     }
 

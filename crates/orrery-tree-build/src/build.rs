@@ -211,7 +211,17 @@ pub fn check_sorted_keys(keys: &[u64], layout: KeyLayout) -> Result<()> {
 /// geometry of other keys than `layout`), a zero pass cap or unsorted keys;
 /// [`Error::TooManyPoints`] beyond 32-bit indices.
 pub fn build(keys: &[u64], layout: KeyLayout, options: &Rebalance) -> Result<(Tree, Convergence)> {
-    let mut tree = Tree { leaves: Leaves::root(layout), counts: Vec::new(), nf: None };
+    build_from(Leaves::root(layout), keys, options)
+}
+
+/// Builds the tree of the sorted particle `keys` starting from the leaf array `start`
+/// (a previous step's leaves, kept by a caller or restored from a snapshot): the same
+/// passes as [`update`], for a caller that holds leaves rather than a [`Tree`].
+///
+/// # Errors
+/// As [`build`].
+pub fn build_from(start: Leaves, keys: &[u64], options: &Rebalance) -> Result<(Tree, Convergence)> {
+    let mut tree = Tree { leaves: start, counts: Vec::new(), nf: None };
     let convergence = update(&mut tree, keys, options)?;
     Ok((tree, convergence))
 }

@@ -46,7 +46,7 @@ pub mod nfcount;
 pub mod rebalance;
 pub mod view;
 
-pub use build::{Convergence, Criterion, Rebalance, Tree, build, update};
+pub use build::{Convergence, Criterion, Rebalance, Tree, build, build_from, update};
 pub use input::{Shape, SortedKeys};
 pub use leaves::Leaves;
 pub use nfcount::KeyGeometry;

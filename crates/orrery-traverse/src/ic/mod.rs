@@ -29,6 +29,10 @@
 //!   of mass that the cut removes leaves the outskirts slightly out of equilibrium.
 //! - [`uniform_cube`]: positions uniform in `[-h, h)^3`, zero velocities (a cold cube:
 //!   the tree benchmarks' uniform workload).
+//! - [`cold_sphere`] and [`expanding_sphere`] (a uniform ball at rest, or in a Hubble
+//!   flow), [`rotating_disk`] (a thin exponential disk on circular orbits) and
+//!   [`collision`] (two Plummer spheres on a parabolic orbit): the simulation's
+//!   scenarios, documented in their modules.
 //!
 //! Plummer and Hernquist spheres are moved to the centre-of-mass frame (the mean
 //! position and the mean velocity are subtracted, in f64); the cube is left as drawn.
@@ -45,6 +49,14 @@
 //! `n = 0` is [`Error::EmptyInput`], `n > u32::MAX` [`Error::TooManyPoints`]; a length that
 //! is not finite is [`Error::NonFiniteValue`], one that is not positive
 //! [`Error::InvalidArgument`].
+
+mod collision;
+mod disk;
+mod spheres;
+
+pub use collision::collision;
+pub use disk::{DISK_CUT, DISK_THICKNESS, rotating_disk};
+pub use spheres::{cold_sphere, expanding_sphere};
 
 use orrery_core::particles::check_index_range;
 use orrery_core::{Error, ParticleSet, Real, Result};
