@@ -18,6 +18,7 @@
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
+//! - [`sim`]: the leapfrog's kicks and drifts of `orrery-sim`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -276,6 +277,16 @@ pub mod traverse {
     }
 }
 
+pub mod sim {
+    //! `kernels/sim`: the integrator kernels of `orrery-sim` (the WGSL twins are in
+    //! `orrery_shaders::sim`); self-contained translation units.
+
+    files! { "sim";
+        /// Kicks (closing and opening half-kicks, block-step rungs) and drifts.
+        INTEGRATE = "integrate.cu";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -303,6 +314,7 @@ mod tests {
             ("balltree", super::balltree::FILES),
             ("tree", tree.as_slice()),
             ("traverse", super::traverse::FILES),
+            ("sim", super::sim::FILES),
         ] {
             let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
             assert_eq!(listed, on_disk(folder), "kernels/{folder}");

@@ -16,6 +16,7 @@
 //! - [`tree`]: the GPU Cornerstone tree build of `orrery-tree-build`.
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
+//! - [`sim`]: the leapfrog's kicks and drifts of `orrery-sim`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -163,6 +164,16 @@ pub mod traverse {
     }
 }
 
+pub mod sim {
+    //! `shaders/sim`: the integrator shaders of `orrery-sim` (the CUDA twins are in
+    //! `orrery_kernels::sim`); `integrate.wgsl` `//#include`s `core/common`.
+
+    files! { "sim";
+        /// Kicks (closing and opening half-kicks, block-step rungs) and drifts.
+        INTEGRATE = "integrate.wgsl";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -179,6 +190,7 @@ mod tests {
             ("balltree", super::balltree::FILES),
             ("tree", tree.as_slice()),
             ("traverse", super::traverse::FILES),
+            ("sim", super::sim::FILES),
         ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
             let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
