@@ -11,4 +11,5 @@ pub mod snapshot;
 mod state;
 
 pub use error::{Result, SimError};
+pub use snapshot::Snapshot;
 pub use state::State;

@@ -30,7 +30,7 @@
 //!
 //! # Reading
 //!
-//! [`read`] takes the type-1 bodies of a single-file GADGET snapshot: positions,
+//! [`read()`] takes the type-1 bodies of a single-file GADGET snapshot: positions,
 //! velocities and masses in float64 or float32 (GADGET's single-precision outputs),
 //! masses from `Masses` or else `MassTable[1]`, ids in any non-negative integer type;
 //! the step from `Parameters/OrreryStep` (0 when absent). Only variable-length string
@@ -45,7 +45,30 @@
 //!
 //! # Checked with Python readers
 //!
-//! (filled in below, see "Python readers")
+//! Python 3.11.7, files written by this module against Debian's HDF5 1.10.8
+//! (hdf5-metno 0.10.1):
+//!
+//! - **h5py 3.16.0** (bundling HDF5 2.0.0) with numpy 2.4.6: every group, attribute,
+//!   dtype, shape and value as listed above, bit for bit. This is the automated check
+//!   (`tests/python/check_snapshot.py`, run by the `python_reads_snapshots` test; CI sets
+//!   `ORRERY_REQUIRE_H5PY=1`).
+//! - **pynbody 2.8.0**, by hand: `pynbody.load("snap.hdf5")` gives a `GadgetHDFSnap` of
+//!   n particles in the `dm` family; `f["pos"]`, `f["vel"]`, `f["mass"]` and `f["iord"]`
+//!   equal our positions, velocities, masses and ids exactly. It warns that there is no
+//!   unit information (it assumes GADGET's default units, positions in `Mpc a h**-1`) and
+//!   fills `h`, `omegaM0` and `omegaL0` with its own defaults (it does not take
+//!   `HubbleParam`/`Omega0` from the Header), so `f.properties["time"]` is its cosmic
+//!   age, not our `Time`: read the time from `Header/Time` or our reader.
+//! - **yt 4.4.3**, by hand: `yt.load("snap.hdf5")` gives a `GadgetHDF5Dataset`, turns
+//!   cosmology off (OmegaLambda 0), takes `current_time` = our `Time` (in code units) and,
+//!   because `BoxSize` is 0, infers the bounding box from the positions (and says that
+//!   passing `bounding_box=` skips that pass). `all_data()["PartType1", "Coordinates"]`,
+//!   `"Velocities"` and `"Masses"` equal ours exactly and in file order.
+//!   `"ParticleIDs"` comes back as float64, so ids above 2^53 lose precision in yt.
+//!
+//! `BoxSize` stays 0 on purpose: given `BoxSize` = L (tried with 40), yt sets up a
+//! periodic domain [0, L)^3, which bodies centred on the origin lie partly outside of
+//! (`all_data()` still returns them unchanged, but yt's spatial index assumes the box).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -70,7 +93,7 @@ const NAMES: ColumnNames = ColumnNames {
 /// The `Parameters` attribute that holds [`State::step`].
 pub const STEP_ATTRIBUTE: &str = "OrreryStep";
 
-/// Writes `snapshot` to `path` as GADGET-4 HDF5, atomically (see [`super::write`]).
+/// Writes `snapshot` to `path` as GADGET-4 HDF5, atomically (see [`super::write()`]).
 ///
 /// # Errors
 /// - [`State::check`]'s errors for an invalid state (nothing is written);
@@ -226,8 +249,8 @@ impl<'a> Reader<'a> {
         // Open errors that the OS reports (missing file, no permission) are I/O errors;
         // HDF5 folds everything into its own error, so look first.
         std::fs::metadata(path).map_err(|e| SimError::io(path, e))?;
-        let file = ::hdf5::File::open(path)
-            .map_err(|e| SimError::bad_file(path, format!("not a readable HDF5 file: {e}")))?;
+        let file =
+            ::hdf5::File::open(path).map_err(|e| SimError::bad_file(path, format!("not a readable HDF5 file: {e}")))?;
         Ok(Self { path, file })
     }
 
@@ -349,16 +372,17 @@ impl<'a> Reader<'a> {
     }
 
     fn required(&self, group: &Group, name: &str) -> Result<(Dataset, TypeDescriptor, Vec<usize>)> {
-        self.dataset(group, name)?.ok_or_else(|| {
-            self.bad(format!("dataset `{}/{name}` is missing", group.name().trim_start_matches('/')))
-        })
+        self.dataset(group, name)?
+            .ok_or_else(|| self.bad(format!("dataset `{}/{name}` is missing", group.name().trim_start_matches('/'))))
     }
 
     /// A float dataset's values, after the dtype and shape checks.
     fn floats(&self, what: &str, ds: &Dataset, t: &TypeDescriptor) -> Result<Vec<f64>> {
         match t {
             TypeDescriptor::Float(FloatSize::U8) => ds.read_raw::<f64>(),
-            TypeDescriptor::Float(FloatSize::U4) => ds.read_raw::<f32>().map(|v| v.into_iter().map(f64::from).collect()),
+            TypeDescriptor::Float(FloatSize::U4) => {
+                ds.read_raw::<f32>().map(|v| v.into_iter().map(f64::from).collect())
+            }
             _ => return Err(self.bad(format!("`{what}` has type {t}, expected float64 (or float32)"))),
         }
         .map_err(|e| self.bad(format!("`{what}` cannot be read: {e}")))
@@ -555,11 +579,15 @@ mod tests {
     }
 
     #[test]
-    fn hdf5_bad_files_name_the_field() {
+    fn hdf5_bad_headers_name_the_attribute() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let header = |f: &::hdf5::File| f.group("Header").unwrap();
-        spoiled(d, |f| header(f).delete_attr("NumPart_ThisFile").unwrap(), "Header attribute `NumPart_ThisFile` is missing");
+        spoiled(
+            d,
+            |f| header(f).delete_attr("NumPart_ThisFile").unwrap(),
+            "Header attribute `NumPart_ThisFile` is missing",
+        );
         spoiled(d, |f| header(f).delete_attr("Time").unwrap(), "Header attribute `Time` is missing");
         spoiled(
             d,
@@ -588,26 +616,72 @@ mod tests {
             },
             "Header attribute `NumPart_ThisFile` has shape [3], expected [6]",
         );
+    }
+
+    #[test]
+    fn hdf5_bad_datasets_name_the_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
         spoiled(d, |f| f.unlink("PartType1").unwrap(), "group `PartType1` is missing");
         spoiled(d, |f| f.unlink("Header").unwrap(), "group `Header` is missing");
         spoiled(d, |f| f.unlink("PartType1/Velocities").unwrap(), "dataset `PartType1/Velocities` is missing");
-        spoiled(d, |f| replace(f, "PartType1/Coordinates", &[4, 2], &[0f64; 8]), "`PartType1/Coordinates` has shape [4, 2], expected [n, 3]");
-        spoiled(d, |f| replace(f, "PartType1/Coordinates", &[3, 3], &[0f64; 9]), "`PartType1/Coordinates` has 3 rows, Header NumPart_ThisFile[1] is 4");
-        spoiled(d, |f| replace(f, "PartType1/Coordinates", &[4, 3], &[0i32; 12]), "`PartType1/Coordinates` has type int32, expected float64");
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/Coordinates", &[4, 2], &[0f64; 8]),
+            "`PartType1/Coordinates` has shape [4, 2], expected [n, 3]",
+        );
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/Coordinates", &[3, 3], &[0f64; 9]),
+            "`PartType1/Coordinates` has 3 rows, Header NumPart_ThisFile[1] is 4",
+        );
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/Coordinates", &[4, 3], &[0i32; 12]),
+            "`PartType1/Coordinates` has type int32, expected float64",
+        );
         spoiled(d, |f| replace(f, "PartType1/Masses", &[5], &[1f64; 5]), "`PartType1/Masses` has 5 rows");
-        spoiled(d, |f| replace(f, "PartType1/Masses", &[4, 1], &[1f64; 4]), "`PartType1/Masses` has shape [4, 1], expected [n]");
-        spoiled(d, |f| replace(f, "PartType1/Masses", &[4], &[1.0, 1.0, 0.0, 1.0]), "`PartType1/Masses`: body 2 has mass 0");
-        spoiled(d, |f| f.unlink("PartType1/Masses").unwrap(), "dataset `PartType1/Masses` is missing and Header MassTable[1] is 0");
-        spoiled(d, |f| replace(f, "PartType1/ParticleIDs", &[4], &[1f64; 4]), "`PartType1/ParticleIDs` has type float64, expected uint64");
-        spoiled(d, |f| replace(f, "PartType1/ParticleIDs", &[4], &[1i64, -2, 3, 4]), "`PartType1/ParticleIDs` entry 1 is -2");
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/Masses", &[4, 1], &[1f64; 4]),
+            "`PartType1/Masses` has shape [4, 1], expected [n]",
+        );
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/Masses", &[4], &[1.0, 1.0, 0.0, 1.0]),
+            "`PartType1/Masses`: body 2 has mass 0",
+        );
+        spoiled(
+            d,
+            |f| f.unlink("PartType1/Masses").unwrap(),
+            "dataset `PartType1/Masses` is missing and Header MassTable[1] is 0",
+        );
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/ParticleIDs", &[4], &[1f64; 4]),
+            "`PartType1/ParticleIDs` has type float64, expected uint64",
+        );
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/ParticleIDs", &[4], &[1i64, -2, 3, 4]),
+            "`PartType1/ParticleIDs` entry 1 is -2",
+        );
         let mut nan = [0f64; 12];
         nan[7] = f64::NAN;
-        spoiled(d, |f| replace(f, "PartType1/Coordinates", &[4, 3], &nan), "`PartType1/Coordinates` row 2 column 1 is NaN");
-        spoiled(d, |f| replace(f, "PartType1/Velocities", &[4, 3], &nan), "`PartType1/Velocities` row 2 column 1 is NaN");
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/Coordinates", &[4, 3], &nan),
+            "`PartType1/Coordinates` row 2 column 1 is NaN",
+        );
+        spoiled(
+            d,
+            |f| replace(f, "PartType1/Velocities", &[4, 3], &nan),
+            "`PartType1/Velocities` row 2 column 1 is NaN",
+        );
         spoiled(
             d,
             |f| {
-                let h = header(f);
+                let h = f.group("Header").unwrap();
                 h.delete_attr("Time").unwrap();
                 attr_scalar(&h, "Time", &f64::INFINITY).unwrap();
             },
@@ -665,7 +739,7 @@ mod tests {
         for len in lens {
             fs::write(&path, &bytes[..len]).unwrap();
             let e = snapshot::read(&path).unwrap_err();
-            assert!(matches!(e, SimError::BadFile { .. }), "prefix {len}: {e}");
+            assert!(matches!(e, SimError::BadFile { .. }) && !e.to_string().contains('\n'), "prefix {len}: {e}");
             assert!(snapshot::read_positions(&path).is_err(), "prefix {len}");
         }
         let mut junk = b"\x89HDF\r\n\x1a\n".to_vec();

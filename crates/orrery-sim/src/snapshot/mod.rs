@@ -5,7 +5,7 @@
 //! - One [`Snapshot`] type for both formats, so a restart does not care which one it reads;
 //!   the run parameters ride along as strings ([`Snapshot::attributes`]) because every
 //!   format can hold a string exactly, and the caller decides how to parse them.
-//! - [`read`] trusts the bytes over the name: it sniffs the magic numbers (zip, HDF5, npy)
+//! - [`read()`] trusts the bytes over the name: it sniffs the magic numbers (zip, HDF5, npy)
 //!   and only falls back to the extension when neither matches, so a misnamed file still
 //!   reads and a broken one gets its own format's precise complaint.
 //! - Every write goes through one atomic helper (a temp file beside the target, fsync,
@@ -76,10 +76,7 @@ impl Format {
             Some("hdf5" | "h5") => Ok(Self::Hdf5),
             Some(other) => Err(SimError::InvalidArgument {
                 what: "snapshot format",
-                reason: format!(
-                    "{}: unknown extension `.{other}`, expected .npz, .hdf5 or .h5",
-                    path.display()
-                ),
+                reason: format!("{}: unknown extension `.{other}`, expected .npz, .hdf5 or .h5", path.display()),
             }),
             None => Err(SimError::InvalidArgument {
                 what: "snapshot format",
@@ -126,7 +123,7 @@ pub fn write(path: impl AsRef<Path>, snapshot: &Snapshot, format: Format) -> Res
     }
 }
 
-/// Reads a snapshot written by [`write`] (or a GADGET HDF5 snapshot's type-1 bodies).
+/// Reads a snapshot written by [`write()`] (or a GADGET HDF5 snapshot's type-1 bodies).
 ///
 /// The format is sniffed from the first bytes (zip or HDF5 signature); when neither
 /// matches, the extension decides which reader reports what is wrong.
@@ -177,13 +174,13 @@ impl Positions {
 /// Reads only the positions, and the masses when present, from a snapshot of either
 /// format or from a plain `.npy` array of shape (n, 3) in float32 or float64.
 ///
-/// Less is required than by [`read`]: an `.npz` needs only `pos` (`mass` is used when
+/// Less is required than by [`read()`]: an `.npz` needs only `pos` (`mass` is used when
 /// present), an HDF5 file only `PartType1/Coordinates` (masses from `Masses` or the
 /// `MassTable`). What is read is validated the same way (finite positions, positive
 /// masses, matching lengths, at least one body).
 ///
 /// # Errors
-/// As [`read`].
+/// As [`read()`].
 pub fn read_positions(path: impl AsRef<Path>) -> Result<Positions> {
     let path = path.as_ref();
     match detect(path)? {
@@ -213,9 +210,7 @@ const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
 
 fn detect(path: &Path) -> Result<Kind> {
     let mut head = Vec::with_capacity(8);
-    File::open(path)
-        .and_then(|f| f.take(8).read_to_end(&mut head))
-        .map_err(|e| SimError::io(path, e))?;
+    File::open(path).and_then(|f| f.take(8).read_to_end(&mut head)).map_err(|e| SimError::io(path, e))?;
     if head.starts_with(HDF5_MAGIC) {
         return Ok(Kind::Hdf5);
     }
@@ -242,10 +237,7 @@ fn detect(path: &Path) -> Result<Kind> {
 fn no_hdf5(path: &Path) -> SimError {
     SimError::InvalidArgument {
         what: "snapshot format",
-        reason: format!(
-            "{}: HDF5 snapshots need orrery-sim's `hdf5` feature (and the HDF5 C library)",
-            path.display()
-        ),
+        reason: format!("{}: HDF5 snapshots need orrery-sim's `hdf5` feature (and the HDF5 C library)", path.display()),
     }
 }
 
@@ -382,7 +374,7 @@ pub(crate) mod tests {
     /// A small state with awkward values (negative zero, subnormals, large ids) so that
     /// round trips prove bit-exactness.
     pub(crate) fn sample_snapshot(n: usize) -> Snapshot {
-        let f = |i: usize, k: f64| (i as f64 * 0.37 + k).sin() * 10f64.powi((i % 7) as i32 - 3);
+        let f = |i: usize, k: f64| (i as f64 * 0.37 + k).sin() * 10f64.powi(i32::try_from(i % 7).unwrap_or(0) - 3);
         let mut bodies = PhaseSpace {
             x: (0..n).map(|i| f(i, 0.1)).collect(),
             y: (0..n).map(|i| f(i, 0.2)).collect(),
@@ -412,8 +404,7 @@ pub(crate) mod tests {
     pub(crate) fn assert_bit_exact(a: &Snapshot, b: &Snapshot) {
         let cols = |s: &Snapshot| {
             let p = &s.state.bodies;
-            [&p.x, &p.y, &p.z, &p.vx, &p.vy, &p.vz, &p.mass]
-                .map(|c| c.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+            [&p.x, &p.y, &p.z, &p.vx, &p.vy, &p.vz, &p.mass].map(|c| c.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
         };
         assert_eq!(cols(a), cols(b));
         assert_eq!(a.state.ids, b.state.ids);
@@ -515,6 +506,56 @@ pub(crate) mod tests {
         assert!(read(&empty).unwrap_err().to_string().contains("empty"));
         let e = read(dir.path().join("missing.npz")).unwrap_err();
         assert!(matches!(e, SimError::Io { .. }), "{e}");
+    }
+
+    /// NumPy (and h5py, with the `hdf5` feature) read our files as documented:
+    /// `tests/python/check_snapshot.py` checks members, dtypes, shapes and every value bit
+    /// for bit. Skipped, saying so, when Python lacks the modules, unless
+    /// `ORRERY_REQUIRE_H5PY=1` (CI), which makes that a failure.
+    #[test]
+    fn python_reads_snapshots() {
+        use std::process::Command;
+        let need = if cfg!(feature = "hdf5") { "import h5py, numpy" } else { "import numpy" };
+        let probe = Command::new("python3").args(["-c", need]).output();
+        let available = matches!(&probe, Ok(o) if o.status.success());
+        if !available {
+            let why = match &probe {
+                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("").to_owned(),
+                Err(e) => format!("python3: {e}"),
+            };
+            assert!(
+                std::env::var("ORRERY_REQUIRE_H5PY").as_deref() != Ok("1"),
+                "ORRERY_REQUIRE_H5PY=1 but `python3 -c \"{need}\"` failed: {why}"
+            );
+            eprintln!("skipped: h5py not installed (`python3 -c \"{need}\"` failed: {why})");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let snap = sample_snapshot(7);
+        let mut files = vec![dir.path().join("s.npz")];
+        write(&files[0], &snap, Format::Npz).unwrap();
+        if cfg!(feature = "hdf5") {
+            files.push(dir.path().join("s.hdf5"));
+            write(&files[1], &snap, Format::Hdf5).unwrap();
+        }
+        let b = &snap.state.bodies;
+        let rows = |c: [&Vec<f64>; 3]| (0..snap.state.len()).map(|i| [c[0][i], c[1][i], c[2][i]]).collect::<Vec<_>>();
+        let expected = serde_json::json!({
+            "pos": rows([&b.x, &b.y, &b.z]),
+            "vel": rows([&b.vx, &b.vy, &b.vz]),
+            "mass": b.mass,
+            "ids": snap.state.ids,
+            "time": snap.state.time,
+            "step": snap.state.step,
+            "attributes": snap.attributes,
+        });
+        let exp_path = dir.path().join("expected.json");
+        fs::write(&exp_path, serde_json::to_vec(&expected).unwrap()).unwrap();
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/check_snapshot.py");
+        let out = Command::new("python3").arg(script).arg(&exp_path).args(&files).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "check_snapshot.py failed:\n{text}");
+        assert_eq!(text.matches("ok ").count(), files.len(), "{text}");
     }
 
     #[cfg(not(feature = "hdf5"))]

@@ -51,7 +51,7 @@ use crate::{Result, SimError, State};
 /// How the `.npz` members are named in error messages.
 const NAMES: ColumnNames = ColumnNames { pos: "pos", vel: "vel", mass: "mass", ids: "ids", time: "time" };
 
-/// Writes `snapshot` to `path` as an `.npz`, atomically (see [`super::write`]).
+/// Writes `snapshot` to `path` as an `.npz`, atomically (see [`super::write()`]).
 ///
 /// # Errors
 /// [`State::check`]'s errors for an invalid state (nothing is written);
@@ -112,7 +112,7 @@ pub fn read(path: &Path) -> Result<Snapshot> {
     read_archive(open(path)?, path)
 }
 
-/// [`read`] on an opened archive (`path` only names it in errors).
+/// [`read()`] on an opened archive (`path` only names it in errors).
 fn read_archive<R: Read + Seek>(mut archive: ZipArchive<R>, path: &Path) -> Result<Snapshot> {
     let bad = |reason: String| SimError::bad_file(path, reason);
 
@@ -129,7 +129,8 @@ fn read_archive<R: Read + Seek>(mut archive: ZipArchive<R>, path: &Path) -> Resu
     same_rows(path, "ids", ids.len(), n)?;
     let time = member(&mut archive, path, "time")?.scalar_f64().map_err(|r| bad(format!("member `time` {r}")))?;
     let step = member(&mut archive, path, "step")?.scalar_u64().map_err(|r| bad(format!("member `step` {r}")))?;
-    let json = member(&mut archive, path, "attributes")?.bytes().map_err(|r| bad(format!("member `attributes` {r}")))?;
+    let json =
+        member(&mut archive, path, "attributes")?.bytes().map_err(|r| bad(format!("member `attributes` {r}")))?;
     let attributes: BTreeMap<String, String> = serde_json::from_slice(&json)
         .map_err(|e| bad(format!("member `attributes` is not a JSON object of strings: {e}")))?;
 
@@ -187,8 +188,7 @@ fn archive<R: Read + Seek>(reader: R, path: &Path) -> Result<ZipArchive<R>> {
 
 fn member<R: Read + Seek>(archive: &mut ZipArchive<R>, path: &Path, name: &str) -> Result<Npy> {
     optional_member(archive, path, name)?.ok_or_else(|| {
-        let mut held: Vec<&str> =
-            archive.file_names().map(|f| f.strip_suffix(".npy").unwrap_or(f)).collect::<Vec<_>>();
+        let mut held: Vec<&str> = archive.file_names().map(|f| f.strip_suffix(".npy").unwrap_or(f)).collect::<Vec<_>>();
         held.sort_unstable();
         let held = if held.is_empty() { "none".to_owned() } else { held.join(", ") };
         SimError::bad_file(path, format!("member `{name}` is missing (the file holds: {held})"))
@@ -235,7 +235,9 @@ impl Dtype {
             "<u8" => Ok(Self::U64),
             "<i8" => Ok(Self::I64),
             "|u1" | "<u1" | ">u1" | "=u1" => Ok(Self::U8),
-            other if other.starts_with('>') => Err(format!("has dtype '{other}' (big endian), only little endian is read")),
+            other if other.starts_with('>') => {
+                Err(format!("has dtype '{other}' (big endian), only little endian is read"))
+            }
             other => Err(format!("has dtype '{other}', which no snapshot member uses")),
         }
     }
@@ -293,11 +295,7 @@ impl Npy {
             ));
         }
         if have > count {
-            return Err(format!(
-                "has {} bytes after the data of shape {}",
-                have - count,
-                shape_str(&dict.shape)
-            ));
+            return Err(format!("has {} bytes after the data of shape {}", have - count, shape_str(&dict.shape)));
         }
         Ok(Self { dtype, shape: dict.shape, fortran: dict.fortran_order, bytes, data_start })
     }
@@ -496,9 +494,8 @@ impl Parser<'_> {
     }
 
     fn string(&mut self) -> Reason<String> {
-        let quote = match self.peek() {
-            Some(q @ (b'\'' | b'"')) => q,
-            _ => return Err(format!("expected a string at byte {}", self.i)),
+        let Some(quote @ (b'\'' | b'"')) = self.peek() else {
+            return Err(format!("expected a string at byte {}", self.i));
         };
         self.i += 1;
         let start = self.i;
@@ -551,10 +548,7 @@ impl Parser<'_> {
         let start = self.i;
         let mut v: u64 = 0;
         while let Some(c @ b'0'..=b'9') = self.peek() {
-            v = v
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(u64::from(c - b'0')))
-                .ok_or("a dimension exceeds 2^64")?;
+            v = v.checked_mul(10).and_then(|v| v.checked_add(u64::from(c - b'0'))).ok_or("a dimension exceeds 2^64")?;
             self.i += 1;
         }
         if self.i == start { Err(format!("expected a dimension at byte {}", self.i)) } else { Ok(v) }
@@ -563,12 +557,15 @@ impl Parser<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::fs;
     use rand::{Rng, SeedableRng};
+    use std::fs;
 
     use super::super::tests::{assert_bit_exact, entries, sample_snapshot};
     use super::super::{self as snapshot, Format};
     use super::*;
+
+    /// Named raw `.npy` members of a hand-made `.npz`.
+    type Members = Vec<(&'static str, Vec<u8>)>;
 
     /// Writes `members` (name, raw .npy bytes) into a stored zip, the way `np.savez` does.
     fn write_zip(path: &Path, members: &[(&str, Vec<u8>)]) {
@@ -607,7 +604,7 @@ mod tests {
     }
 
     /// The members of a valid 2-body snapshot, to be spoiled one at a time.
-    fn valid_members() -> Vec<(&'static str, Vec<u8>)> {
+    fn valid_members() -> Members {
         vec![
             ("pos", npy("<f8", false, "(2, 3)", &f64s(&[1., 2., 3., 4., 5., 6.]))),
             ("vel", npy("<f8", false, "(2, 3)", &f64s(&[0.; 6]))),
@@ -619,11 +616,15 @@ mod tests {
         ]
     }
 
-    fn with(name: &'static str, bytes: Vec<u8>) -> Vec<(&'static str, Vec<u8>)> {
-        valid_members().into_iter().map(|(n, b)| if n == name { (n, bytes.clone()) } else { (n, b) }).collect()
+    fn with(name: &'static str, bytes: Vec<u8>) -> Members {
+        let mut bytes = Some(bytes);
+        valid_members()
+            .into_iter()
+            .map(|(n, b)| if n == name { (n, bytes.take().unwrap_or_default()) } else { (n, b) })
+            .collect()
     }
 
-    fn without(name: &str) -> Vec<(&'static str, Vec<u8>)> {
+    fn without(name: &str) -> Members {
         valid_members().into_iter().filter(|(n, _)| *n != name).collect()
     }
 
@@ -716,11 +717,17 @@ mod tests {
     fn npz_bad_files_name_the_member() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        let cases: Vec<(Vec<(&str, Vec<u8>)>, &str)> = vec![
+        let cases: Vec<(Members, &str)> = vec![
             (without("vel"), "member `vel` is missing (the file holds: attributes, ids, mass, pos, step, time)"),
             (without("attributes"), "member `attributes` is missing"),
-            (with("pos", npy("<f8", false, "(2, 2)", &f64s(&[0.; 4]))), "member `pos` has shape (2, 2), expected (n, 3)"),
-            (with("pos", npy("<f4", false, "(2, 3)", &[0; 24])), "member `pos` has dtype float32 ('<f4'), expected float64"),
+            (
+                with("pos", npy("<f8", false, "(2, 2)", &f64s(&[0.; 4]))),
+                "member `pos` has shape (2, 2), expected (n, 3)",
+            ),
+            (
+                with("pos", npy("<f4", false, "(2, 3)", &[0; 24])),
+                "member `pos` has dtype float32 ('<f4'), expected float64",
+            ),
             (with("mass", npy("<f8", false, "(3,)", &f64s(&[1.; 3]))), "member `mass` has 3 rows, `pos` has 2"),
             (with("vel", npy("<f8", false, "(1, 3)", &f64s(&[0.; 3]))), "member `vel` has 1 rows, `pos` has 2"),
             (with("ids", npy("<u8", false, "(2, 1)", &u64s(&[1, 2]))), "member `ids` has shape (2, 1), expected (n,)"),
@@ -731,17 +738,32 @@ mod tests {
             (with("step", npy("<i8", false, "()", &u64s(&[1]))), "member `step` has dtype int64"),
             (with("mass", npy("<f8", false, "(2,)", &f64s(&[1., 0.]))), "`mass`: body 1 has mass 0"),
             (with("mass", npy("<f8", false, "(2,)", &f64s(&[-1., 1.]))), "`mass`: body 0 has mass -1"),
-            (with("pos", npy("<f8", false, "(2, 3)", &f64s(&[0., 0., 0., 0., 0., f64::NAN]))), "`pos` row 1 column 2 is NaN"),
-            (with("vel", npy("<f8", false, "(2, 3)", &f64s(&[0., f64::NEG_INFINITY, 0., 0., 0., 0.]))), "`vel` row 0 column 1 is -inf"),
-            (with("pos", npy("<f8", false, "(2, 3)", &f64s(&[0.; 5]))), "member `pos` is truncated: shape (2, 3) of <f8 needs 48 data bytes, the member has 40"),
+            (
+                with("pos", npy("<f8", false, "(2, 3)", &f64s(&[0., 0., 0., 0., 0., f64::NAN]))),
+                "`pos` row 1 column 2 is NaN",
+            ),
+            (
+                with("vel", npy("<f8", false, "(2, 3)", &f64s(&[0., f64::NEG_INFINITY, 0., 0., 0., 0.]))),
+                "`vel` row 0 column 1 is -inf",
+            ),
+            (
+                with("pos", npy("<f8", false, "(2, 3)", &f64s(&[0.; 5]))),
+                "member `pos` is truncated: shape (2, 3) of <f8 needs 48 data bytes, the member has 40",
+            ),
             (with("pos", npy("<f8", false, "(2, 3)", &f64s(&[0.; 7]))), "member `pos` has 8 bytes after the data"),
             (with("pos", npy("<f8", false, "(4294967296, 4294967296)", &[])), "whose size overflows"),
             (with("pos", npy("<f8", false, "(99999999999999999999, 3)", &[])), "exceeds 2^64"),
             (with("pos", npy("[('a', '<f8')]", false, "(2,)", &[])), "malformed .npy header"),
             (with("pos", b"\x93NUMPY\x09\x00".to_vec()), "version 9"),
             (with("pos", b"not an npy".to_vec()), "member `pos` is not a .npy array"),
-            (with("attributes", npy("|u1", false, "(3,)", b"[1]")), "member `attributes` is not a JSON object of strings"),
-            (with("attributes", npy("|u1", false, "(7,)", b"{\"a\":1}")), "member `attributes` is not a JSON object of strings"),
+            (
+                with("attributes", npy("|u1", false, "(3,)", b"[1]")),
+                "member `attributes` is not a JSON object of strings",
+            ),
+            (
+                with("attributes", npy("|u1", false, "(7,)", b"{\"a\":1}")),
+                "member `attributes` is not a JSON object of strings",
+            ),
             (with("pos", npy("<f8", false, "(0, 3)", &[])), "`pos` has no rows"),
         ];
         for (members, want) in cases {
