@@ -25,5 +25,6 @@ pub use backend::{Backend, ForceSolver, PhaseTimes, Physics, SolverSpec, TreeSet
 pub use error::{Result, SimError};
 pub use orrery_traverse::ic;
 pub use run::Simulation;
+pub use snapshot::Snapshot;
 pub use state::State;
 pub use steps::TimeSteps;
