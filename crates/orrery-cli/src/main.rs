@@ -31,7 +31,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match &cli.command {
         Command::Info => {
-            info::run();
+            print!("{}", info::report());
             Ok(())
         }
         Command::Tree(args) => tree::run(args),

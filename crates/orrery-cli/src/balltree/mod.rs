@@ -182,7 +182,7 @@ impl Task<'_> {
         }
         let built = build::on_cpu(exec, &rows, &self.batches)?;
         let level = orrery_balltree::cpu::build_level(CpuIsa::active()?);
-        self.finish(exec.name(), format!("recursive (cpu, {level})"), T::DTYPE, built, note)
+        self.finish(exec.name(), format!("recursive (cpu, {level})"), T::DTYPE, &built, note)
     }
 
     fn gpu_typed<E: GpuExecutor, T: GpuReal>(
@@ -197,7 +197,7 @@ impl Task<'_> {
             build::on_gpu(exec, &rows, &self.batches, strategy)?;
         }
         let built = build::on_gpu(exec, &rows, &self.batches, strategy)?;
-        self.finish(exec.name(), format!("{strategy:?}"), T::DTYPE, built, note)
+        self.finish(exec.name(), format!("{strategy:?}"), T::DTYPE, &built, note)
     }
 
     fn finish(
@@ -205,7 +205,7 @@ impl Task<'_> {
         executor: String,
         strategy: String,
         dtype: orrery_core::DType,
-        built: build::Built,
+        built: &build::Built,
         precision_note: Option<String>,
     ) -> anyhow::Result<BallTreeStats> {
         let tree = &built.tree;

@@ -6,20 +6,17 @@ mod cpu;
 mod cuda;
 mod wgpu;
 
-/// Prints the report on stdout.
-pub fn run() {
+/// The report: a heading per executor family, its lines indented below it.
+pub fn report() -> String {
     let mut out = String::new();
-    out.push_str("CUDA\n");
-    for line in cuda::lines() {
-        out.push_str(&format!("  {line}\n"));
+    for (heading, lines) in [("CUDA", cuda::lines()), ("wgpu adapters", wgpu::lines()), ("CPU", cpu::lines())] {
+        out.push_str(heading);
+        out.push('\n');
+        for line in lines {
+            out.push_str("  ");
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
-    out.push_str("wgpu adapters\n");
-    for line in wgpu::lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
-    out.push_str("CPU\n");
-    for line in cpu::lines() {
-        out.push_str(&format!("  {line}\n"));
-    }
-    print!("{out}");
+    out
 }

@@ -43,16 +43,15 @@ pub fn read(path: &Path) -> anyhow::Result<Coords> {
 
     let float_bytes = float_size(&npy.dtype())?;
     let shape = npy.shape().to_vec();
-    let n = match shape.as_slice() {
-        &[n, 3] => n,
-        _ => bail!("shape {}: expected (n, 3)", shape_text(&shape)),
+    let &[n, 3] = shape.as_slice() else {
+        bail!("shape {}: expected (n, 3)", shape_text(&shape));
     };
     if n == 0 {
         bail!("no points: shape {}", shape_text(&shape));
     }
-    let n = usize::try_from(n)
+    let n = u32::try_from(n)
         .ok()
-        .filter(|&n| n <= u32::MAX as usize)
+        .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| anyhow!("shape {}: more points than 32-bit indices hold ({})", shape_text(&shape), u32::MAX))?;
     let expected = (n as u64).checked_mul(3 * float_bytes).ok_or_else(|| anyhow!("shape overflows"))?;
     let actual = len - data_offset;
