@@ -65,6 +65,28 @@ pub struct Selection {
 }
 
 /// Code generic over any executor, run by [`Chosen::run`].
+///
+/// ```
+/// use orrery_cli::executor::{Chosen, OnExecutor};
+/// use orrery_core::{CpuExecutor, Executor, ReduceOp};
+///
+/// /// Sums values on whatever executor was chosen.
+/// struct Sum<'a>(&'a [u32]);
+///
+/// impl OnExecutor for Sum<'_> {
+///     type Output = orrery_core::Result<u32>;
+///     fn run<E: Executor>(self, exec: &E) -> Self::Output {
+///         let data = exec.upload(self.0)?;
+///         let mut total = exec.alloc::<u32>(1)?;
+///         exec.reduce(&data, ReduceOp::Sum, &mut total)?;
+///         Ok(exec.download(&total)?[0])
+///     }
+/// }
+///
+/// let chosen = Chosen::Cpu(CpuExecutor::new());
+/// assert_eq!(chosen.run(Sum(&[1, 2, 3]))?, 6);
+/// # Ok::<(), orrery_core::Error>(())
+/// ```
 pub trait OnExecutor {
     /// What the code returns.
     type Output;
@@ -87,8 +109,14 @@ pub trait OnCpuOrGpu {
 /// Runs an expression on the executor inside a [`Chosen`], binding it to a name: the
 /// expression is compiled once per executor type, so it may call generic code.
 ///
-/// ```ignore
-/// let name = with_executor!(&selection.chosen, exec => exec.name());
+/// ```
+/// use orrery_cli::executor::Chosen;
+/// use orrery_cli::with_executor;
+/// use orrery_core::{CpuExecutor, Executor};
+///
+/// let chosen = Chosen::Cpu(CpuExecutor::new());
+/// let name = with_executor!(&chosen, exec => exec.name());
+/// assert!(name.starts_with("cpu"));
 /// ```
 #[macro_export]
 macro_rules! with_executor {
