@@ -126,7 +126,7 @@ fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> anyhow::Result<usize> {
 }
 
 /// Runs `f`, turning a panic into `None` without printing the panic message.
-pub(crate) fn quietly<R>(f: impl FnOnce() -> R) -> Option<R> {
+pub fn quietly<R>(f: impl FnOnce() -> R) -> Option<R> {
     let hook = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));
     let result = panic::catch_unwind(AssertUnwindSafe(f));
