@@ -168,9 +168,12 @@ impl<E: GpuExecutor + 'static> Backend for Device<'_, E> {
     fn kick(&self, d: &mut DeviceState<E>, f: &DeviceForces<E>, kick: &Kick) -> Result<()> {
         let n = d.bodies.check()?;
         f.check_len(n)?;
-        let flags = u32::from(kick.close) * CLOSE
-            | u32::from(kick.open) * OPEN
-            | u32::from(kick.open && kick.levels > 0) * ADAPT;
+        let mut flags = 0;
+        for (on, flag) in [(kick.close, CLOSE), (kick.open, OPEN), (kick.open && kick.levels > 0, ADAPT)] {
+            if on {
+                flags |= flag;
+            }
+        }
         k::sim_kick(
             self.exec,
             &Self::config(n),

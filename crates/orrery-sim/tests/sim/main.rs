@@ -1,0 +1,3 @@
+//! orrery-sim's integration tests (one binary; see the modules).
+
+mod host;
