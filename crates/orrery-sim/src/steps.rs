@@ -239,7 +239,7 @@ mod tests {
         let k = Kick { tick: 0, levels: 0, dt: 0.5, close: true, open: true, dt4: 0.0, c2: 0.0 };
         let (mut v, mut rung) = ([1.0f64, 0.0, -1.0], 0);
         kick_body(&mut v, [2.0, 4.0, 8.0], &mut rung, &k);
-        assert_eq!(v, [2.0, 1.0, 1.0]);
+        assert_eq!(v, [2.0, 2.0, 3.0]);
         assert_eq!(rung, 0);
     }
 
