@@ -1,3 +1,4 @@
 //! orrery-sim's integration tests (one binary; see the modules).
 
+mod gpu;
 mod host;
