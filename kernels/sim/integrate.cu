@@ -47,7 +47,8 @@ __device__ __forceinline__ u32 sim_wanted_rung(float a2, float dt4, float c2, u3
 
 extern "C" __global__ void __launch_bounds__(SIM_THREADS)
     sim_drift(float* __restrict__ x, float* __restrict__ y, float* __restrict__ z, const float* __restrict__ vx,
-              const float* __restrict__ vy, const float* __restrict__ vz, u32 n, float dt) {
+              const float* __restrict__ vy, const float* __restrict__ vz, u32 n, float dt, u32 opaque_zero) {
+    (void)opaque_zero;  // the WGSL twin's guard against contraction; CUDA uses __fmul_rn
     u32 i = blockIdx.x * SIM_THREADS + threadIdx.x;
     if (i >= n) return;
     x[i] = __fadd_rn(x[i], __fmul_rn(vx[i], dt));
