@@ -126,16 +126,24 @@ impl<T: Real> BarnesHut<T> {
         Ok(Prepared { view, bodies: tree_bodies, multipoles, nodes })
     }
 
+    /// The settings' walk over prepared data: forces and interaction counts in tree order.
+    ///
+    /// # Errors
+    /// As the walks.
+    pub fn walk_prepared(&self, p: &Prepared<T>) -> Result<(Forces<T>, Interactions)> {
+        match self.walk {
+            CpuWalk::Targets => walk_targets(&p.nodes, &p.bodies, &self.gravity, self.expansion),
+            CpuWalk::Groups(size) => walk_groups(&p.nodes, &p.bodies, &self.gravity, self.expansion, size),
+        }
+    }
+
     /// Forces on every body.
     ///
     /// # Errors
     /// As [`BarnesHut::prepare`] and the walks.
     pub fn solve(&self, bodies: &ParticlesView<'_, T>) -> Result<Solution<T>> {
         let p = self.prepare(bodies)?;
-        let (forces, counts) = match self.walk {
-            CpuWalk::Targets => walk_targets(&p.nodes, &p.bodies, &self.gravity, self.expansion)?,
-            CpuWalk::Groups(size) => walk_groups(&p.nodes, &p.bodies, &self.gravity, self.expansion, size)?,
-        };
+        let (forces, counts) = self.walk_prepared(&p)?;
         let n = bodies.len();
         let interactions = Interactions {
             particle_particle: p.bodies.scatter(&counts.particle_particle, n, 0),

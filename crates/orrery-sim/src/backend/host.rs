@@ -11,7 +11,6 @@ use std::time::Instant;
 use orrery_core::sfc::Curve;
 use orrery_core::{ParticlesView, Result as CoreResult};
 use orrery_traverse::solver::{BarnesHut, CpuWalk};
-use orrery_traverse::walk::{walk_groups, walk_targets};
 use orrery_traverse::{Forces, Gravity, Opening, Targets, direct_sum_f64};
 use orrery_tree_build::{Leaves, Shape};
 use rayon::prelude::*;
@@ -205,10 +204,7 @@ impl ForceSolver<Host> for HostBarnesHut {
         let p = s.prepare_with(&view, &mut self.leaves)?;
         let tree = Instant::now();
         times.tree += tree - start;
-        let (forces, _) = match s.walk {
-            CpuWalk::Targets => walk_targets(&p.nodes, &p.bodies, &s.gravity, s.expansion)?,
-            CpuWalk::Groups(size) => walk_groups(&p.nodes, &p.bodies, &s.gravity, s.expansion, size)?,
-        };
+        let (forces, _) = s.walk_prepared(&p)?;
         *out = p.bodies.scatter_forces(&forces, view.len());
         times.force += tree.elapsed();
         Ok(())

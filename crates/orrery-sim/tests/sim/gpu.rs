@@ -50,8 +50,8 @@ fn kicks_and_drifts_match_the_reference<E: GpuExecutor + 'static>(exec: &E) {
     for tick in 0..=8 {
         let kick = Kick { tick, levels: 3, dt: steps.dt, close: tick > 0, open: tick < 8, dt4, c2 };
         dev.kick(&mut bodies, &forces, &kick).unwrap();
-        for i in 0..n {
-            kick_body(&mut v[i], acc[i], &mut rung[i], &kick);
+        for ((v, a), r) in v.iter_mut().zip(&acc).zip(&mut rung) {
+            kick_body(v, *a, r, &kick);
         }
     }
     assert_eq!(dev.download_rungs(&bodies).unwrap(), rung);
@@ -59,10 +59,10 @@ fn kicks_and_drifts_match_the_reference<E: GpuExecutor + 'static>(exec: &E) {
     dev.drift(&mut bodies, steps.tick()).unwrap();
     dev.download(&bodies, &mut out).unwrap();
     let dt = steps.tick() as f32;
-    for i in 0..n {
-        assert_eq!(out.bodies.vx[i] as f32, v[i][0], "vx {i}");
-        assert_eq!(out.bodies.vz[i] as f32, v[i][2], "vz {i}");
-        assert_eq!(out.bodies.x[i] as f32, drift(state.bodies.x[i] as f32, v[i][0], dt), "x {i}");
+    for (i, vi) in v.iter().enumerate() {
+        assert_eq!(out.bodies.vx[i] as f32, vi[0], "vx {i}");
+        assert_eq!(out.bodies.vz[i] as f32, vi[2], "vz {i}");
+        assert_eq!(out.bodies.x[i] as f32, drift(state.bodies.x[i] as f32, vi[0], dt), "x {i}");
     }
     let used: std::collections::BTreeSet<u32> = rung.iter().copied().collect();
     assert!(used.len() >= 3, "rungs used: {used:?}");
