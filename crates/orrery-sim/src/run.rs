@@ -5,11 +5,17 @@
 //! computes them, every tick recomputes them after its drift, so a step starts with the
 //! opening kick and a synchronised state (after [`Simulation::step`]) has its potentials
 //! at hand for the diagnostics.
+//!
+//! [`Simulation::snapshot`] and [`Simulation::resume`] restart a run through a snapshot
+//! file bit for bit: the snapshot holds the state, the solver's tree leaves and the
+//! [`RunParameters`] (solver, gravity, steps, reference energy) as attributes.
 
 use std::time::Instant;
 
 use crate::backend::{Backend, ForceSolver, PhaseTimes, Physics, SolverSpec};
 use crate::diagnostics::Diagnostics;
+use crate::params::RunParameters;
+use crate::snapshot::Snapshot;
 use crate::steps::{Kick, TimeSteps};
 use crate::{Result, State};
 
@@ -17,6 +23,7 @@ use crate::{Result, State};
 pub struct Simulation<B: Backend> {
     backend: B,
     solver: Box<dyn ForceSolver<B>>,
+    spec: SolverSpec,
     physics: Physics,
     steps: TimeSteps,
     bodies: B::Bodies,
@@ -55,6 +62,7 @@ impl<B: Backend> Simulation<B> {
         let mut sim = Self {
             backend,
             solver,
+            spec: *spec,
             physics,
             steps,
             bodies,
@@ -66,6 +74,30 @@ impl<B: Backend> Simulation<B> {
         };
         sim.compute_forces()?;
         Ok(sim)
+    }
+
+    /// Resumes the run that wrote `snapshot` ([`Self::snapshot`]) on `backend`: its
+    /// [`RunParameters`] from the attributes, its state and tree leaves. On the same
+    /// backend the run continues bit for bit as if it had not stopped.
+    ///
+    /// # Errors
+    /// [`RunParameters::from_attributes`]'s errors (naming the missing or bad key), then
+    /// those of [`Self::new`].
+    pub fn resume(backend: B, snapshot: Snapshot) -> Result<Self> {
+        let p = RunParameters::from_attributes(&snapshot.attributes)?;
+        Self::new(backend, &p.spec, p.physics, p.steps, snapshot.state, snapshot.tree_leaves, p.energy0)
+    }
+
+    /// A snapshot of the current (synchronised) state for a restart: the state, the
+    /// solver's tree leaves, and the [`RunParameters`] as attributes (`orrery.energy0`
+    /// once the reference energy is fixed). Callers may add attributes of their own.
+    ///
+    /// # Errors
+    /// Transfer failures.
+    pub fn snapshot(&mut self) -> Result<Snapshot> {
+        let state = self.sync_state()?.clone();
+        let params = RunParameters { spec: self.spec, physics: self.physics, steps: self.steps, energy0: self.energy0 };
+        Ok(Snapshot { state, tree_leaves: self.tree_leaves(), attributes: params.to_attributes() })
     }
 
     fn compute_forces(&mut self) -> Result<()> {
@@ -182,5 +214,10 @@ impl<B: Backend> Simulation<B> {
     /// The force settings.
     pub fn physics(&self) -> Physics {
         self.physics
+    }
+
+    /// The solver's settings.
+    pub fn solver_spec(&self) -> SolverSpec {
+        self.spec
     }
 }

@@ -18,7 +18,12 @@
 //! - group `Parameters`: one variable-length UTF-8 string attribute per
 //!   [`Snapshot::attributes`] entry, and `OrreryStep` (uint64 scalar, the step count);
 //! - group `PartType1`, datasets `Coordinates` (n, 3) float64, `Velocities` (n, 3)
-//!   float64, `Masses` (n) float64, `ParticleIDs` (n) uint64.
+//!   float64, `Masses` (n) float64, `ParticleIDs` (n) uint64;
+//! - group `Orrery` (only when the snapshot has tree leaves), dataset `TreeLeaves`
+//!   (L + 1) uint64: [`Snapshot::tree_leaves`], the solver's Cornerstone leaf array. A
+//!   group of its own, beside GADGET's, because `Parameters` holds attributes only and
+//!   GADGET readers find particles by the `PartType*` group names. (pynbody and yt were
+//!   checked by hand before this group existed, not since.)
 //!
 //! # Why these dtypes
 //!
@@ -33,7 +38,8 @@
 //! [`read()`] takes the type-1 bodies of a single-file GADGET snapshot: positions,
 //! velocities and masses in float64 or float32 (GADGET's single-precision outputs),
 //! masses from `Masses` or else `MassTable[1]`, ids in any non-negative integer type;
-//! the step from `Parameters/OrreryStep` (0 when absent). Only variable-length string
+//! the step from `Parameters/OrreryStep` (0 when absent), the tree leaves from
+//! `Orrery/TreeLeaves` (none when absent; uint64 and a leaf array when present). Only variable-length string
 //! attributes of `Parameters` come back as [`Snapshot::attributes`]: GADGET's own
 //! parameters (numbers, fixed-length strings) are left out. A file of a multi-file
 //! snapshot is refused, as is anything malformed ([`SimError::BadFile`] naming the group,
@@ -93,10 +99,17 @@ const NAMES: ColumnNames = ColumnNames {
 /// The `Parameters` attribute that holds [`State::step`].
 pub const STEP_ATTRIBUTE: &str = "OrreryStep";
 
+/// The group of orrery's own datasets (GADGET readers ignore it).
+pub const ORRERY_GROUP: &str = "Orrery";
+
+/// The dataset of [`ORRERY_GROUP`] that holds [`Snapshot::tree_leaves`].
+pub const TREE_LEAVES_DATASET: &str = "TreeLeaves";
+
 /// Writes `snapshot` to `path` as GADGET-4 HDF5, atomically (see [`super::write()`]).
 ///
 /// # Errors
-/// - [`State::check`]'s errors for an invalid state (nothing is written);
+/// - [`State::check`]'s errors for an invalid state, [`SimError::InvalidArgument`] for
+///   tree leaves that are not a leaf array (nothing is written either way);
 /// - [`SimError::InvalidArgument`] for an attribute HDF5 cannot hold (an empty key, a NUL
 ///   in a key or value, or the reserved key [`STEP_ATTRIBUTE`]) or more than 2^32 - 1
 ///   bodies;
@@ -104,6 +117,7 @@ pub const STEP_ATTRIBUTE: &str = "OrreryStep";
 pub fn write(path: &Path, snapshot: &Snapshot) -> Result<()> {
     let state = &snapshot.state;
     state.check()?;
+    super::check_write_leaves(snapshot)?;
     let n = u32::try_from(state.len()).map_err(|_| SimError::InvalidArgument {
         what: "bodies",
         reason: format!("{} bodies do not fit GADGET's 32-bit NumPart_ThisFile", state.len()),
@@ -122,11 +136,18 @@ pub fn write(path: &Path, snapshot: &Snapshot) -> Result<()> {
         params.push((key.as_str(), v));
     }
     super::write_atomically(path, |tmp| {
-        write_file(tmp, state, n, &params).map_err(|e| SimError::io(path, std::io::Error::other(format!("HDF5: {e}"))))
+        write_file(tmp, state, n, &params, snapshot.tree_leaves.as_deref())
+            .map_err(|e| SimError::io(path, std::io::Error::other(format!("HDF5: {e}"))))
     })
 }
 
-fn write_file(tmp: &Path, state: &State, n: u32, params: &[(&str, VarLenUnicode)]) -> ::hdf5::Result<()> {
+fn write_file(
+    tmp: &Path,
+    state: &State,
+    n: u32,
+    params: &[(&str, VarLenUnicode)],
+    leaves: Option<&[u64]>,
+) -> ::hdf5::Result<()> {
     use ::hdf5::file::FileCloseDegree;
     let file = ::hdf5::File::with_options().with_fapl(|p| p.fclose_degree(FileCloseDegree::Strong)).create_excl(tmp)?;
     {
@@ -178,6 +199,11 @@ fn write_file(tmp: &Path, state: &State, n: u32, params: &[(&str, VarLenUnicode)
         t.new_dataset::<f64>().shape([n, 3]).create("Velocities")?.write_raw(&rows([&b.vx, &b.vy, &b.vz])[..])?;
         t.new_dataset::<f64>().shape([n]).create("Masses")?.write_raw(&b.mass[..])?;
         t.new_dataset::<u64>().shape([n]).create("ParticleIDs")?.write_raw(&state.ids[..])?;
+
+        if let Some(leaves) = leaves {
+            let o = file.create_group(ORRERY_GROUP)?;
+            o.new_dataset::<u64>().shape([leaves.len()]).create(TREE_LEAVES_DATASET)?.write_raw(leaves)?;
+        }
     }
     file.close()
 }
@@ -205,9 +231,10 @@ pub fn read(path: &Path) -> Result<Snapshot> {
     let ids = r.ids(&pt, n)?;
     let time = r.header_f64("Time")?;
     let (attributes, step) = r.parameters()?;
+    let tree_leaves = r.tree_leaves()?;
     let state = State { bodies: PhaseSpace { x, y, z, vx, vy, vz, mass }, ids, time, step };
     super::check_read(&state, path, &NAMES)?;
-    Ok(Snapshot { state, attributes })
+    Ok(Snapshot { state, tree_leaves, attributes })
 }
 
 /// Reads `PartType1/Coordinates` and the masses (from `Masses` or the `MassTable`).
@@ -446,6 +473,28 @@ impl<'a> Reader<'a> {
             _ => return Err(self.bad(format!("`{what}` has type {t}, expected uint64 (or another integer type)"))),
         };
         if ids.len() == n { Ok(ids) } else { Err(self.bad(format!("`{what}` returned {} values", ids.len()))) }
+    }
+
+    /// `Orrery/TreeLeaves`, checked; `None` when the group or the dataset is absent.
+    fn tree_leaves(&self) -> Result<Option<Vec<u64>>> {
+        if !self.file.link_exists(ORRERY_GROUP) {
+            return Ok(None);
+        }
+        let o = self.group(ORRERY_GROUP)?;
+        let Some((ds, t, shape)) = self.dataset(&o, TREE_LEAVES_DATASET)? else { return Ok(None) };
+        let what = format!("dataset `{ORRERY_GROUP}/{TREE_LEAVES_DATASET}`");
+        if t != TypeDescriptor::Unsigned(IntSize::U8) {
+            return Err(self.bad(format!("{what} has type {t}, expected uint64")));
+        }
+        let [len] = shape[..] else {
+            return Err(self.bad(format!("{what} has shape {shape:?}, expected [L + 1]")));
+        };
+        let keys = ds.read_raw::<u64>().map_err(|e| self.bad(format!("{what} cannot be read: {e}")))?;
+        if keys.len() != len {
+            return Err(self.bad(format!("{what} returned {} values, expected {len}", keys.len())));
+        }
+        super::check_read_leaves(&keys, self.path, &what)?;
+        Ok(Some(keys))
     }
 
     /// The string attributes of `Parameters` and the step; both empty / 0 when the group
@@ -696,6 +745,27 @@ mod tests {
             },
             "Parameters attribute `OrreryStep` must be an unsigned integer scalar",
         );
+        let leaves = "Orrery/TreeLeaves";
+        spoiled(
+            d,
+            |f| replace(f, leaves, &[4], &[0u64, 1 << 62, 1 << 61, 1 << 63]),
+            "dataset `Orrery/TreeLeaves` is not a tree's leaf array: entry 1:",
+        );
+        spoiled(
+            d,
+            |f| replace(f, leaves, &[1], &[0u64]),
+            "dataset `Orrery/TreeLeaves` is not a tree's leaf array: entry 0: a leaf array needs at least 2 keys",
+        );
+        spoiled(
+            d,
+            |f| replace(f, leaves, &[2], &[0i64, 1 << 62]),
+            "dataset `Orrery/TreeLeaves` has type int64, expected uint64",
+        );
+        spoiled(
+            d,
+            |f| replace(f, leaves, &[1, 2], &[0u64, 1 << 63]),
+            "dataset `Orrery/TreeLeaves` has shape [1, 2], expected [L + 1]",
+        );
     }
 
     #[test]
@@ -723,6 +793,10 @@ mod tests {
         assert_eq!(s.state.ids, [9, 8, 7, 6]);
         assert_eq!(s.state.bodies.vx, snap.state.bodies.vx);
         assert_eq!((s.state.step, s.attributes.len()), (0, 0));
+        assert_eq!(s.tree_leaves, snap.tree_leaves);
+        // Without the Orrery group (GADGET's own files): no leaves.
+        ::hdf5::File::open_rw(&path).unwrap().unlink(ORRERY_GROUP).unwrap();
+        assert_eq!(snapshot::read(&path).unwrap().tree_leaves, None);
         assert_eq!(snapshot::read_positions(&path).unwrap().masses, Some(vec![0.25; 4]));
     }
 

@@ -1,10 +1,23 @@
-//! Snapshots: a [`State`] and the run's parameters, in NumPy `.npz` or GADGET-4 HDF5.
+//! Snapshots: a [`State`], the solver's tree leaves and the run's parameters, in NumPy
+//! `.npz` or GADGET-4 HDF5.
+//!
+//! A snapshot of [`crate::Simulation::snapshot`] holds everything a restart needs to
+//! continue bit for bit ([`crate::Simulation::resume`]): the bodies and the clock, the
+//! Cornerstone leaf array of a Barnes-Hut solver's tree ([`Snapshot::tree_leaves`]; the
+//! next tree update starts from it), and the run parameters as `orrery.*` attributes
+//! ([`crate::RunParameters`]).
 //!
 //! Why it is shaped so:
 //!
 //! - One [`Snapshot`] type for both formats, so a restart does not care which one it reads;
 //!   the run parameters ride along as strings ([`Snapshot::attributes`]) because every
-//!   format can hold a string exactly, and the caller decides how to parse them.
+//!   format can hold a string exactly, and the caller decides how to parse them
+//!   ([`crate::RunParameters::from_attributes`] parses orrery's own).
+//! - The tree leaves are optional: a direct-summation run has none, and files written
+//!   before they existed (or by other codes) still read. When present they are checked
+//!   to be a Cornerstone leaf array (at least two keys, the first 0, every interval an
+//!   aligned power-of-two cell, so strictly increasing); the solver checks the exact
+//!   layout of its own keys when it restores them.
 //! - [`read()`] trusts the bytes over the name: it sniffs the magic numbers (zip, HDF5, npy)
 //!   and only falls back to the extension when neither matches, so a misnamed file still
 //!   reads and a broken one gets its own format's precise complaint.
@@ -34,15 +47,26 @@ pub mod npz;
 pub struct Snapshot {
     /// Bodies and clock.
     pub state: State,
+    /// The Cornerstone leaf array of the solver's tree (a Barnes-Hut run's), so that a
+    /// restart updates the same tree and continues bit for bit; `None` for solvers
+    /// without a kept tree and for files that do not hold one.
+    pub tree_leaves: Option<Vec<u64>>,
     /// Run parameters (time step, softening, solver, ...), stored verbatim so a restart
     /// reads back exactly the strings that were written.
     pub attributes: BTreeMap<String, String>,
 }
 
 impl Snapshot {
-    /// A snapshot of `state` without attributes.
+    /// A snapshot of `state` without tree leaves or attributes.
     pub fn new(state: State) -> Self {
-        Self { state, attributes: BTreeMap::new() }
+        Self { state, tree_leaves: None, attributes: BTreeMap::new() }
+    }
+
+    /// Sets the tree leaves; returns `self` for chaining.
+    #[must_use]
+    pub fn with_tree_leaves(mut self, leaves: Vec<u64>) -> Self {
+        self.tree_leaves = Some(leaves);
+        self
     }
 
     /// Adds (or replaces) one attribute; returns `self` for chaining.
@@ -108,8 +132,8 @@ impl std::fmt::Display for Format {
 ///
 /// # Errors
 /// - [`SimError::Core`] / [`SimError::InvalidArgument`] when the state fails
-///   [`State::check`] (nothing is written), or an attribute cannot be stored (HDF5: a
-///   NUL in a string, an empty key);
+///   [`State::check`] (nothing is written), the tree leaves are not a leaf array, or an
+///   attribute cannot be stored (HDF5: a NUL in a string, an empty key);
 /// - [`SimError::InvalidArgument`] for [`Format::Hdf5`] without the `hdf5` feature;
 /// - [`SimError::Io`] when the file cannot be written.
 pub fn write(path: impl AsRef<Path>, snapshot: &Snapshot, format: Format) -> Result<()> {
@@ -338,6 +362,41 @@ pub(crate) fn check_read(state: &State, path: &Path, names: &ColumnNames) -> Res
     Err(SimError::bad_file(path, reason))
 }
 
+/// What is wrong with `keys` as a Cornerstone leaf array over 63-bit keys, if anything:
+/// [`orrery_tree_build::leaves::check_leaf_array`] with the binary layout, whose cells
+/// (aligned powers of two) include the octree's (aligned powers of eight), so every tree
+/// a solver keeps passes, and anything with fewer than two keys, unsorted, not starting
+/// at 0 or not ending at the key range is refused. The solver checks its own layout when
+/// it restores them.
+fn leaf_array_problem(keys: &[u64]) -> Option<String> {
+    use orrery_core::sfc::KeyLayout;
+    let e = orrery_tree_build::leaves::check_leaf_array(keys, KeyLayout::binary::<u64>()).err()?;
+    Some(match e {
+        orrery_core::Error::InvalidTree { index, reason } => format!("entry {index}: {reason}"),
+        other => other.to_string(),
+    })
+}
+
+/// Checks tree leaves read from `what` of `path` (e.g. "member `tree_leaves`"); a
+/// [`SimError::BadFile`] naming it otherwise.
+pub(crate) fn check_read_leaves(keys: &[u64], path: &Path, what: &str) -> Result<()> {
+    match leaf_array_problem(keys) {
+        None => Ok(()),
+        Some(reason) => Err(SimError::bad_file(path, format!("{what} is not a tree's leaf array: {reason}"))),
+    }
+}
+
+/// Checks a snapshot's tree leaves before it is written (nothing is written otherwise).
+///
+/// # Errors
+/// [`SimError::InvalidArgument`] (`tree leaves`) when they are not a leaf array.
+pub(crate) fn check_write_leaves(snapshot: &Snapshot) -> Result<()> {
+    match snapshot.tree_leaves.as_deref().and_then(leaf_array_problem) {
+        None => Ok(()),
+        Some(reason) => Err(SimError::InvalidArgument { what: "tree leaves", reason }),
+    }
+}
+
 /// Checks positions and optional masses the way [`check_read`] checks a state.
 pub(crate) fn check_positions(p: &Positions, path: &Path, pos: &str, mass: &str) -> Result<()> {
     let n = p.positions[0].len();
@@ -394,10 +453,17 @@ pub(crate) mod tests {
         state.time = 1.0 / 3.0;
         state.step = 1_234_567_890_123;
         Snapshot::new(state)
+            .with_tree_leaves(sample_leaves())
             .with_attribute("dt", "0.001")
             .with_attribute("softening", "1e-3")
             .with_attribute("solver", "barnes-hut θ=0.5 \"quoted\" \\ tab\t end")
             .with_attribute("empty", "")
+    }
+
+    /// An octree leaf array: the root's first child split in eight, its other children
+    /// leaves (up to the key range 2^63, so the top bit is exercised).
+    pub(crate) fn sample_leaves() -> Vec<u64> {
+        (0..8u64).map(|i| i << 57).chain((1..=8u64).map(|i| i << 60)).collect()
     }
 
     /// Equality down to the bit pattern of every float.
@@ -410,6 +476,7 @@ pub(crate) mod tests {
         assert_eq!(a.state.ids, b.state.ids);
         assert_eq!(a.state.time.to_bits(), b.state.time.to_bits());
         assert_eq!(a.state.step, b.state.step);
+        assert_eq!(a.tree_leaves, b.tree_leaves);
         assert_eq!(a.attributes, b.attributes);
         assert_eq!(a, b);
     }
@@ -547,6 +614,7 @@ pub(crate) mod tests {
             "ids": snap.state.ids,
             "time": snap.state.time,
             "step": snap.state.step,
+            "tree_leaves": snap.tree_leaves,
             "attributes": snap.attributes,
         });
         let exp_path = dir.path().join("expected.json");
@@ -556,6 +624,52 @@ pub(crate) mod tests {
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "check_snapshot.py failed:\n{text}");
         assert_eq!(text.matches("ok ").count(), files.len(), "{text}");
+    }
+
+    #[test]
+    fn leaf_arrays_are_checked() {
+        let octree = sample_leaves();
+        assert_eq!(leaf_array_problem(&octree), None);
+        // A binary tree's halves pass too (the solver checks its own layout).
+        assert_eq!(leaf_array_problem(&[0, 1 << 62, 1 << 63]), None);
+        let end = 1u64 << 63;
+        for (keys, want) in [
+            (vec![], "at least 2 keys"),
+            (vec![0], "at least 2 keys"),
+            (vec![8, end], "entry 0: the first key must be 0"),
+            (vec![0, 1 << 62, 1 << 61, end], "entry 1:"),
+            (vec![0, 1 << 62, 1 << 62, end], "entry 1:"),
+            (vec![0, 1 << 62], "entry 1: the last key"),
+            (vec![0, 3, end], "entry 0:"),
+        ] {
+            let p = leaf_array_problem(&keys).unwrap_or_else(|| panic!("{keys:?} passed"));
+            assert!(p.contains(want), "{keys:?}: want {want:?} in {p:?}");
+        }
+        let e = check_read_leaves(&[0, 2, 1], Path::new("s.npz"), "member `tree_leaves`").unwrap_err();
+        assert!(matches!(e, SimError::BadFile { .. }), "{e}");
+        assert!(e.to_string().starts_with("s.npz: member `tree_leaves` is not a tree's leaf array: entry"), "{e}");
+    }
+
+    #[test]
+    fn writes_refuse_bad_leaves_and_leave_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut formats = vec![Format::Npz];
+        if cfg!(feature = "hdf5") {
+            formats.push(Format::Hdf5);
+        }
+        for format in formats {
+            let path = dir.path().join(format!("s.{}", format.extension()));
+            let snap = sample_snapshot(3).with_tree_leaves(vec![0, 5, 4]);
+            let e = write(&path, &snap, format).unwrap_err();
+            assert!(matches!(e, SimError::InvalidArgument { what: "tree leaves", .. }), "{format}: {e}");
+            assert!(entries(dir.path()).is_empty(), "{format}");
+            // No leaves at all is fine and reads back as none.
+            let mut snap = sample_snapshot(3);
+            snap.tree_leaves = None;
+            write(&path, &snap, format).unwrap();
+            assert_eq!(read(&path).unwrap().tree_leaves, None, "{format}");
+            fs::remove_file(&path).unwrap();
+        }
     }
 
     #[cfg(not(feature = "hdf5"))]

@@ -14,9 +14,11 @@
 //! | `time`       | `<f8`        | ()       | simulation time                              |
 //! | `step`       | `<u8`        | ()       | steps taken                                  |
 //! | `attributes` | `\|u1`       | (k,)     | UTF-8 JSON object of strings (run parameters)|
+//! | `tree_leaves`| `<u8`        | (L + 1,) | optional: the solver's Cornerstone leaf array|
 //!
 //! In Python: `s = np.load("snap.npz"); s["pos"]`, and
-//! `json.loads(s["attributes"].tobytes())` for the parameters.
+//! `json.loads(s["attributes"].tobytes())` for the parameters. `tree_leaves` is written
+//! only when the snapshot has leaves (a Barnes-Hut run's) and may be absent on reading.
 //!
 //! # Why it is shaped so
 //!
@@ -51,23 +53,29 @@ use crate::{Result, SimError, State};
 /// How the `.npz` members are named in error messages.
 const NAMES: ColumnNames = ColumnNames { pos: "pos", vel: "vel", mass: "mass", ids: "ids", time: "time" };
 
+/// The optional member that holds [`Snapshot::tree_leaves`].
+pub const TREE_LEAVES: &str = "tree_leaves";
+
 /// Writes `snapshot` to `path` as an `.npz`, atomically (see [`super::write()`]).
 ///
 /// # Errors
-/// [`State::check`]'s errors for an invalid state (nothing is written);
+/// [`State::check`]'s errors for an invalid state, [`SimError::InvalidArgument`] for
+/// tree leaves that are not a leaf array (nothing is written either way);
 /// [`SimError::Io`] when the file cannot be written.
 pub fn write(path: &Path, snapshot: &Snapshot) -> Result<()> {
     let state = &snapshot.state;
     state.check()?;
+    super::check_write_leaves(snapshot)?;
     let json = serde_json::to_vec(&snapshot.attributes)
         .map_err(|e| SimError::InvalidArgument { what: "attributes", reason: e.to_string() })?;
     super::write_atomically(path, |tmp| {
         let file = OpenOptions::new().write(true).create_new(true).open(tmp).map_err(|e| SimError::io(path, e))?;
-        write_members(BufWriter::new(file), state, &json).map_err(|e| SimError::io(path, e))
+        write_members(BufWriter::new(file), state, &json, snapshot.tree_leaves.as_deref())
+            .map_err(|e| SimError::io(path, e))
     })
 }
 
-fn write_members(out: BufWriter<File>, state: &State, json: &[u8]) -> std::io::Result<()> {
+fn write_members(out: BufWriter<File>, state: &State, json: &[u8], leaves: Option<&[u64]>) -> std::io::Result<()> {
     let b = &state.bodies;
     let n = state.len();
     let mut npz = npyz::npz::NpzWriter::new(out);
@@ -98,6 +106,12 @@ fn write_members(out: BufWriter<File>, state: &State, json: &[u8]) -> std::io::R
         npz.array::<u8>("attributes", options(json.len()))?.default_dtype().shape(&[json.len() as u64]).begin_nd()?;
     w.extend(json.iter().copied())?;
     w.finish()?;
+    if let Some(leaves) = leaves {
+        let len = leaves.len();
+        let mut w = npz.array::<u64>(TREE_LEAVES, options(8 * len))?.default_dtype().shape(&[len as u64]).begin_nd()?;
+        w.extend(leaves.iter().copied())?;
+        w.finish()?;
+    }
     let out = npz.zip_writer().finish().map_err(std::io::Error::other)?;
     let mut file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     file.flush()
@@ -134,11 +148,20 @@ fn read_archive<R: Read + Seek>(mut archive: ZipArchive<R>, path: &Path) -> Resu
     let attributes: BTreeMap<String, String> = serde_json::from_slice(&json)
         .map_err(|e| bad(format!("member `attributes` is not a JSON object of strings: {e}")))?;
 
+    let tree_leaves = match optional_member(&mut archive, path, TREE_LEAVES)? {
+        Some(m) => {
+            let keys = m.column_u64().map_err(|r| bad(format!("member `{TREE_LEAVES}` {r}")))?;
+            super::check_read_leaves(&keys, path, &format!("member `{TREE_LEAVES}`"))?;
+            Some(keys)
+        }
+        None => None,
+    };
+
     let [x, y, z] = pos;
     let [vx, vy, vz] = vel;
     let state = State { bodies: PhaseSpace { x, y, z, vx, vy, vz, mass }, ids, time, step };
     super::check_read(&state, path, &NAMES)?;
-    Ok(Snapshot { state, attributes })
+    Ok(Snapshot { state, tree_leaves, attributes })
 }
 
 /// Reads `pos` (and `mass` when present) of an `.npz`.
@@ -182,8 +205,39 @@ fn open(path: &Path) -> Result<ZipArchive<BufReader<File>>> {
     archive(BufReader::new(file), path)
 }
 
+/// Opens the archive and checks that every member's local header names it as the
+/// central directory does. The zip reader finds members by their central-directory name
+/// only and checks no CRC of names, so without this a damaged name would make an optional
+/// member (`tree_leaves`, `mass` for positions) silently absent.
 fn archive<R: Read + Seek>(reader: R, path: &Path) -> Result<ZipArchive<R>> {
-    ZipArchive::new(reader).map_err(|e| SimError::bad_file(path, format!("not a readable npz (zip) archive: {e}")))
+    let bad = |e: String| SimError::bad_file(path, format!("not a readable npz (zip) archive: {e}"));
+    let mut archive = ZipArchive::new(reader).map_err(|e| bad(e.to_string()))?;
+    let mut names = Vec::with_capacity(archive.len());
+    for i in 0..archive.len() {
+        let entry = archive.by_index_raw(i).map_err(|e| bad(e.to_string()))?;
+        names.push((entry.name_raw().to_vec(), entry.header_start()));
+    }
+    let mut reader = archive.into_inner();
+    for (name, start) in names {
+        if local_name(&mut reader, start).as_deref() != Some(&name[..]) {
+            let shown = String::from_utf8_lossy(&name).into_owned();
+            return Err(bad(format!("the local header of member {shown:?} names another member (a damaged archive)")));
+        }
+    }
+    ZipArchive::new(reader).map_err(|e| bad(e.to_string()))
+}
+
+/// The file name in the zip local header at `start`, if it can be read.
+fn local_name<R: Read + Seek>(reader: &mut R, start: u64) -> Option<Vec<u8>> {
+    // Signature (4), version, flags, method, time, date (2 each), CRC and sizes (4 each),
+    // then the name's and the extra field's lengths (2 each) and the name.
+    reader.seek(std::io::SeekFrom::Start(start.checked_add(26)?)).ok()?;
+    let mut len = [0u8; 2];
+    reader.read_exact(&mut len).ok()?;
+    reader.seek(std::io::SeekFrom::Current(2)).ok()?;
+    let mut name = vec![0u8; usize::from(u16::from_le_bytes(len))];
+    reader.read_exact(&mut name).ok()?;
+    Some(name)
 }
 
 fn member<R: Read + Seek>(archive: &mut ZipArchive<R>, path: &Path, name: &str) -> Result<Npy> {
@@ -358,6 +412,12 @@ impl Npy {
             return Err(format!("entry {i} is {}, ids must be non-negative", ids[i].cast_signed()));
         }
         Ok(ids)
+    }
+
+    fn column_u64(&self) -> Reason<Vec<u64>> {
+        self.expect_dtype(&[Dtype::U64], "uint64 ('<u8')")?;
+        self.column_shape()?;
+        Ok(self.data().chunks_exact(8).map(|c| u64::from_le_bytes(le8(c))).collect())
     }
 
     fn scalar_shape(&self) -> Reason<()> {
@@ -624,6 +684,12 @@ mod tests {
             .collect()
     }
 
+    fn plus(name: &'static str, bytes: Vec<u8>) -> Members {
+        let mut m = valid_members();
+        m.push((name, bytes));
+        m
+    }
+
     fn without(name: &str) -> Members {
         valid_members().into_iter().filter(|(n, _)| *n != name).collect()
     }
@@ -671,6 +737,10 @@ mod tests {
         assert_eq!(s.state.bodies.x, [1., 4.]);
         assert_eq!(s.state.bodies.z, [3., 6.]);
         assert_eq!((s.state.ids.clone(), s.state.time, s.state.step), (vec![7, 8], 0.5, 3));
+
+        assert_eq!(s.tree_leaves, None);
+        write_zip(&path, &plus("tree_leaves", npy("<u8", false, "(3,)", &u64s(&[0, 1 << 62, 1 << 63]))));
+        assert_eq!(read(&path).unwrap().tree_leaves, Some(vec![0, 1 << 62, 1 << 63]));
 
         // Fortran order (column-major data) and int64 ids, as numpy may write them.
         let f = with("pos", npy("<f8", true, "(2, 3)", &f64s(&[1., 4., 2., 5., 3., 6.])));
@@ -765,6 +835,26 @@ mod tests {
                 "member `attributes` is not a JSON object of strings",
             ),
             (with("pos", npy("<f8", false, "(0, 3)", &[])), "`pos` has no rows"),
+            (
+                plus("tree_leaves", npy("<u8", false, "(4,)", &u64s(&[0, 1 << 62, 1 << 61, 1 << 63]))),
+                "member `tree_leaves` is not a tree's leaf array: entry 1:",
+            ),
+            (
+                plus("tree_leaves", npy("<u8", false, "(1,)", &u64s(&[0]))),
+                "member `tree_leaves` is not a tree's leaf array: entry 0: a leaf array needs at least 2 keys",
+            ),
+            (
+                plus("tree_leaves", npy("<u8", false, "(2,)", &u64s(&[1, 1 << 63]))),
+                "member `tree_leaves` is not a tree's leaf array: entry 0: the first key must be 0",
+            ),
+            (
+                plus("tree_leaves", npy("<i8", false, "(2,)", &u64s(&[0, 1 << 63]))),
+                "member `tree_leaves` has dtype int64 ('<i8'), expected uint64",
+            ),
+            (
+                plus("tree_leaves", npy("<u8", false, "(1, 2)", &u64s(&[0, 1 << 63]))),
+                "member `tree_leaves` has shape (1, 2), expected (n,)",
+            ),
         ];
         for (members, want) in cases {
             let msg = read_err(d, &members);

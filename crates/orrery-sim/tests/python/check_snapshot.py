@@ -4,9 +4,10 @@
 Usage: check_snapshot.py EXPECTED.json SNAPSHOT [SNAPSHOT ...]
 
 EXPECTED.json holds what the Rust side wrote: pos and vel (n rows of 3), mass, ids, time,
-step and attributes. Each SNAPSHOT is an .npz (read with numpy.load, no pickle) or an
-.hdf5/.h5 (read with h5py, GADGET-4 layout). Floats are compared bit for bit, dtypes and
-shapes exactly, so any drift between the Rust writer and what Python tools see fails.
+step, tree_leaves (a list, or null when the snapshot has none) and attributes. Each
+SNAPSHOT is an .npz (read with numpy.load, no pickle) or an .hdf5/.h5 (read with h5py,
+GADGET-4 layout). Floats are compared bit for bit, dtypes and shapes exactly, so any
+drift between the Rust writer and what Python tools see fails.
 
 Why a separate script: the Rust test suite runs it when h5py is installed, and a person
 can run it by hand on any snapshot the CLI wrote. Prints "ok <path>" per file; exits 1
@@ -43,6 +44,8 @@ def check_npz(path, exp):
     n = len(exp["mass"])
     with np.load(path, allow_pickle=False) as s:
         want = {"pos", "vel", "mass", "ids", "time", "step", "attributes"}
+        if exp.get("tree_leaves") is not None:
+            want.add("tree_leaves")
         check(set(s.files) == want, f"{path}: members {sorted(s.files)}, expected {sorted(want)}")
         for name, dtype, shape in [
             ("pos", "<f8", (n, 3)),
@@ -64,6 +67,10 @@ def check_npz(path, exp):
         check(int(s["step"]) == exp["step"], f"{path}: step {int(s['step'])}, expected {exp['step']}")
         a = s["attributes"]
         check(a.dtype == np.dtype("u1") and a.ndim == 1, f"{path}: attributes dtype {a.dtype.str} shape {a.shape}")
+        if "tree_leaves" in want:
+            t = s["tree_leaves"]
+            check(t.dtype == np.dtype("<u8") and t.ndim == 1, f"{path}: tree_leaves dtype {t.dtype.str} shape {t.shape}")
+            check(t.tolist() == exp["tree_leaves"], f"{path}: tree_leaves differ")
         attrs = json.loads(a.tobytes().decode("utf-8"))
         check(attrs == exp["attributes"], f"{path}: attributes {attrs!r}, expected {exp['attributes']!r}")
 
@@ -110,6 +117,13 @@ def check_hdf5(path, exp):
         same_floats(p["Velocities"][()], exp["vel"], f"{path}: Velocities")
         same_floats(p["Masses"][()], exp["mass"], f"{path}: Masses")
         check(p["ParticleIDs"][()].tolist() == exp["ids"], f"{path}: ParticleIDs differ")
+        leaves = exp.get("tree_leaves")
+        if leaves is None:
+            check("Orrery" not in f, f"{path}: group Orrery present without tree leaves")
+        elif check("Orrery/TreeLeaves" in f, f"{path}: dataset Orrery/TreeLeaves missing"):
+            t = f["Orrery/TreeLeaves"]
+            check(t.dtype == np.dtype("uint64") and t.ndim == 1, f"{path}: Orrery/TreeLeaves dtype {t.dtype} shape {t.shape}")
+            check(t[()].tolist() == leaves, f"{path}: Orrery/TreeLeaves differ")
         params = dict(f["Parameters"].attrs)
         step = params.pop("OrreryStep", None)
         check(step is not None and np.asarray(step).dtype == np.dtype("uint64") and int(step) == exp["step"],
