@@ -1,11 +1,13 @@
 //! The points that `tree` and `balltree` work on: a file (`--input FILE`) or a generated
 //! set (`--generate MODEL --n N --seed S`), and the precision they are computed in.
 //!
-//! Files are read by extension ([`read_file`]); `.npy` is read here ([`npy`]). Every
-//! problem with a file is one error naming the file and the problem.
+//! Files are read by extension ([`read_file`]): `.npy` is read here ([`npy`]), snapshots
+//! (`.npz`, and `.hdf5` / `.h5` with the `hdf5` feature) by orrery-sim ([`snapshot`]).
+//! Every problem with a file is one error naming the file and the problem.
 
 pub mod generate;
 pub mod npy;
+pub mod snapshot;
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +21,8 @@ pub use generate::Model;
 #[derive(Debug, Clone, clap::Args)]
 #[group(skip)]
 pub struct PointArgs {
-    /// Read the points from FILE: a .npy array of shape (n, 3), float32 or float64.
+    /// Read the points from FILE: a .npy array of shape (n, 3), float32 or float64, or
+    /// the positions of a snapshot (.npz; .hdf5 / .h5 when built with `--features hdf5`).
     #[arg(long, value_name = "FILE", required_unless_present = "generate", conflicts_with = "generate")]
     pub input: Option<PathBuf>,
     /// Generate the points from a seeded model instead of reading a file.
@@ -136,6 +139,9 @@ impl PointArgs {
     }
 }
 
+/// The files `--input` reads, for errors.
+const EXPECTED: &str = "expected a .npy array of shape (n, 3) or a .npz / .hdf5 / .h5 snapshot";
+
 /// Reads the points of a file, by its extension.
 ///
 /// # Errors
@@ -144,13 +150,8 @@ pub fn read_file(path: &Path) -> anyhow::Result<Coords> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("npy") => npy::read(path),
-        // Snapshot formats: plug `orrery_sim::snapshot::read_positions(path)` in here once
-        // orrery-sim has it (HDF5 needs the `hdf5` feature), converting its positions to
-        // `Coords`.
-        Some(ext @ ("hdf5" | "h5" | "npz")) => {
-            bail!(".{ext} snapshots are not supported yet; use a .npy array of shape (n, 3)")
-        }
-        Some(ext) => bail!("unknown file type .{ext}: expected a .npy array of shape (n, 3)"),
-        None => bail!("no file extension: expected a .npy array of shape (n, 3)"),
+        Some("npz" | "hdf5" | "h5") => snapshot::read(path),
+        Some(ext) => bail!("unknown file type .{ext}: {EXPECTED}"),
+        None => bail!("no file extension: {EXPECTED}"),
     }
 }

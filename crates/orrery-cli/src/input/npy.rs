@@ -72,7 +72,7 @@ pub fn read(path: &Path) -> anyhow::Result<Coords> {
 }
 
 /// A file-system error without the "(os error 2)" suffix.
-fn io_reason(e: &std::io::Error) -> String {
+pub(super) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".to_owned(),
         std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),

@@ -157,12 +157,10 @@ fn non_finite_values() {
     fails_with(dir.path(), "nan32.npy", &npy_bytes("<f4", false, &[1, 3], &f32_nan), "point 0 has y = NaN");
 }
 
+/// Snapshot files are read too: see `snapshot_input.rs`.
 #[test]
-fn snapshot_and_unknown_extensions() {
+fn unknown_extensions() {
     let dir = tempfile::tempdir().unwrap();
-    for ext in ["h5", "hdf5", "npz"] {
-        fails_with(dir.path(), &format!("snap.{ext}"), b"whatever", "not supported yet");
-    }
     fails_with(dir.path(), "points.txt", b"1 2 3", "unknown file type .txt");
     fails_with(dir.path(), "points", b"1 2 3", "no file extension");
 }

@@ -7,4 +7,5 @@ mod bad_input;
 mod balltree;
 mod common;
 mod info;
+mod snapshot_input;
 mod tree;
