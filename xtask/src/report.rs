@@ -51,9 +51,6 @@ pub fn run(args: &[String]) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let stale = report(Path::new(DIR), args.check)?;
     if args.check && !stale.is_empty() {
-        for file in &stale {
-            eprintln!("out of date: {}", file.display());
-        }
         bail!("{} file(s) out of date: run `cargo xtask bench report`", stale.len());
     }
     Ok(())
@@ -335,8 +332,8 @@ mod tests {
         let expected = "\
 | what | executor | GPU / host | commit | date | median ms | [p10, p90] ms | melem_per_s | gb_per_s | info_before:interactions/s | info_after:p99 |
 |---|---|---|---|---|---|---|---|---|---|---|
-| plummer 1M | Group walk, cuda | cuda:0 NVIDIA H200 | f4aaac6 | 2026-12-02 | 12.63 | [12.5, 12.7] | 79.16 | - | 3.443e11 | 4.08e-4 |
-| plummer 1M | Group walk, wgpu | wgpu:NVIDIA H200 (Vulkan) | f4aaac6 | 2026-12-02 | 18.47 | [18, 19] | 54.13 | 0.2165 | - | - |
+| plummer 1M | Group walk, cuda | cuda:0 NVIDIA H200 | f4aaac6 | 2026-12-02 | 12.63 | [12.50, 12.70] | 79.16 | - | 3.443e11 | 4.08e-4 |
+| plummer 1M | Group walk, wgpu | wgpu:NVIDIA H200 (Vulkan) | f4aaac6 | 2026-12-02 | 18.47 | [18.00, 19.00] | 54.13 | 0.2165 | - | - |
 | plummer 1M | cpu:rayon (16 threads) | Xeon (16 logical cores) | f4aaac6 | 2026-12-02 | 2798 | [2662, 2945] | 0.3574 | - | - | - |
 ";
         assert_eq!(render::table(&rows, &columns()), expected);
@@ -398,16 +395,23 @@ mod tests {
         let cases = [
             (67.779518, "67.78"),
             (0.08752, "0.08752"),
-            (9.6, "9.6"),
-            (328.0, "328"),
+            (9.6, "9.600"),
+            (328.0, "328.0"),
             (3561.388817, "3561"),
             (12345.6, "12346"),
-            (0.0584, "0.0584"),
-            (9.99996, "10"),
+            (0.0584, "0.05840"),
+            (9.99996, "10.00"),
+            (999.96, "1000"),
+            (1.0998, "1.100"),
+            (-0.5, "-0.5000"),
             (0.0, "0"),
         ];
         for (x, s) in cases {
             assert_eq!(render::num(x), s, "{x}");
+        }
+        // Transcribed figures keep the digits they were recorded with.
+        for (x, s) in [(9.6, "9.6"), (328.0, "328"), (28.742, "28.742"), (0.0809, "0.0809")] {
+            assert_eq!(render::recorded(x), s, "{x}");
         }
         assert_eq!(utc_date(0), "1970-01-01");
         assert_eq!(utc_date(951_782_400), "2000-02-29");

@@ -81,17 +81,29 @@ pub struct Column {
     pub value: Value,
 }
 
-/// A number with 4 significant digits (no exponent; integers from 1000 on), trailing
-/// zeros dropped: 67.779518 -> `67.78`, 0.08752 -> `0.08752`, 9.6 -> `9.6`, 3561.4 ->
-/// `3561`.
+/// A measured number with 4 significant digits (no exponent; integers from 1000 on):
+/// 67.779518 -> `67.78`, 0.08752 -> `0.08752`, 1.0998 -> `1.100`, 3561.4 -> `3561`.
 pub fn num(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return if x == 0.0 { "0".into() } else { format!("{x}") };
     }
-    let magnitude = x.abs().log10().floor() as i32;
-    let decimals = (3 - magnitude).max(0) as usize;
+    let digits = |x: f64| (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let decimals = digits(x);
     let s = format!("{x:.decimals$}");
-    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
+    // Rounding may carry into a new leading digit (9.99996 -> 10.000): one decimal less.
+    let rounded: f64 = s.parse().unwrap_or(x);
+    if rounded != 0.0 && digits(rounded) < decimals { format!("{x:.*}", digits(rounded)) } else { s }
+}
+
+/// A number as a rows summary recorded it (its shortest exact spelling: 9.6, 328,
+/// 28.742), so that a transcribed figure is shown with the digits it was given.
+pub fn recorded(x: f64) -> String {
+    format!("{x}")
+}
+
+/// A row's time, as [`num`] for measured rows and [`recorded`] for transcribed ones.
+fn time(row: &Row, x: f64) -> String {
+    if row.transcribed { recorded(x) } else { num(x) }
 }
 
 /// `|` would end a Markdown table cell; line breaks would end the row.
@@ -111,9 +123,9 @@ pub fn table(rows: &[Row], columns: &[Column]) -> String {
     s.push('\n');
     for r in rows {
         let spread = match (r.p10_ms, r.p90_ms) {
-            (Some(lo), Some(hi)) => format!("[{}, {}]", num(lo), num(hi)),
-            (Some(lo), None) => format!("p10 {}", num(lo)),
-            (None, Some(hi)) => format!("p90 {}", num(hi)),
+            (Some(lo), Some(hi)) => format!("[{}, {}]", time(r, lo), time(r, hi)),
+            (Some(lo), None) => format!("p10 {}", time(r, lo)),
+            (None, Some(hi)) => format!("p90 {}", time(r, hi)),
             (None, None) => String::new(),
         };
         let _ = write!(
@@ -124,7 +136,7 @@ pub fn table(rows: &[Row], columns: &[Column]) -> String {
             cell(&r.gpu),
             if r.commit.is_empty() { "not recorded" } else { r.commit.as_str() },
             cell(&r.date),
-            r.median_ms.map_or_else(|| "-".into(), num),
+            r.median_ms.map_or_else(|| "-".into(), |m| time(r, m)),
             spread
         );
         for c in columns {
@@ -137,12 +149,17 @@ pub fn table(rows: &[Row], columns: &[Column]) -> String {
 
 /// A horizontal bar chart of the medians (log scale), one bar per row that has one: the
 /// chart `orrery-bench` writes beside its JSON (`Report::svg` of `benches/src/report.rs`),
-/// with the executor as shown in the table.
+/// except that each label is the whole "what | executor" of the table and the label
+/// column is as wide as the longest one (so that bars of different executors never share
+/// a label).
 pub fn svg(rows: &[Row]) -> String {
-    let bars: Vec<(&Row, f64)> = rows.iter().filter_map(|r| r.median_ms.map(|m| (r, m))).collect();
+    let bars: Vec<(String, f64)> =
+        rows.iter().filter_map(|r| r.median_ms.map(|m| (format!("{} | {}", r.what, r.executor), m))).collect();
     let row = 18.0;
-    let width = 900.0;
-    let label = 420.0;
+    // Monospace 11 px: about 6.7 px a character.
+    let label = (8.0 + 6.7 * bars.iter().map(|b| b.0.chars().count()).max().unwrap_or(0) as f64).round();
+    let bar_width = 400.0;
+    let width = label + bar_width + 80.0;
     let height = row * (bars.len() as f64 + 2.0);
     let max = bars.iter().map(|b| b.1).fold(1e-3, f64::max);
     let min = bars.iter().map(|b| b.1).fold(max, f64::min).max(1e-4);
@@ -150,16 +167,15 @@ pub fn svg(rows: &[Row]) -> String {
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"monospace\" font-size=\"11\">\n"
     );
-    for (i, (r, median)) in bars.iter().enumerate() {
+    for (i, (text, median)) in bars.iter().enumerate() {
         let y = row * (i as f64 + 1.0);
         let frac = ((median.log10() - lmin) / (lmax - lmin).max(1e-9)).clamp(0.02, 1.0);
-        let w = frac * (width - label - 80.0);
+        let w = frac * bar_width;
         let _ = writeln!(
             s,
-            "<text x=\"4\" y=\"{:.1}\">{} | {}</text><rect x=\"{label}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"#4a7ab5\"/><text x=\"{:.1}\" y=\"{:.1}\">{median:.3} ms</text>",
+            "<text x=\"4\" y=\"{:.1}\">{}</text><rect x=\"{label}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"#4a7ab5\"/><text x=\"{:.1}\" y=\"{:.1}\">{median:.3} ms</text>",
             y + 12.0,
-            xml_escape(&r.what),
-            xml_escape(truncate(&r.executor, 22)),
+            xml_escape(text),
             y + 3.0,
             row - 6.0,
             label + w + 4.0,
@@ -168,13 +184,6 @@ pub fn svg(rows: &[Row]) -> String {
     }
     s.push_str("</svg>\n");
     s
-}
-
-fn truncate(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
 }
 
 fn xml_escape(s: &str) -> String {

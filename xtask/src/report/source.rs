@@ -44,6 +44,8 @@ pub struct Row {
     /// What a rows summary recorded besides the times (session, derived figures, ratios,
     /// ranges).
     pub note: String,
+    /// From a rows summary: its numbers are shown as recorded, not rounded.
+    pub transcribed: bool,
 }
 
 /// Which records of a source go into the table: those whose workload and executor match
@@ -194,6 +196,7 @@ fn parse_report(value: &Value) -> Result<Vec<Candidate>> {
                 bytes: Some(u64_of(r, "bytes").with_context(ctx)?),
                 info: opt_string(r, "info").with_context(ctx)?.unwrap_or_default(),
                 note: String::new(),
+                transcribed: false,
             },
             raw_executor,
         });
@@ -241,7 +244,7 @@ fn parse_rows(rows: &Value) -> Result<Vec<Candidate>> {
             );
             let spread = opt_string(r, "spread").with_context(ctx)?;
             let spread = spread.map_or_else(String::new, |s| format!(" ({s})"));
-            notes.push(format!("{}-{} ms{spread}", super::render::num(lo), super::render::num(hi)));
+            notes.push(format!("{}-{} ms{spread}", super::render::recorded(lo), super::render::recorded(hi)));
         }
         let gpu = match opt_string(r, "gpu").with_context(ctx)? {
             Some(g) => g,
@@ -261,6 +264,7 @@ fn parse_rows(rows: &Value) -> Result<Vec<Candidate>> {
                 bytes: None,
                 info: String::new(),
                 note: notes.join("; "),
+                transcribed: true,
             },
             raw_executor: executor,
         });
