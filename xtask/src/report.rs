@@ -47,8 +47,7 @@ struct Args {
 
 /// `cargo xtask bench report [--check]`, run from the workspace root.
 pub fn run(args: &[String]) -> Result<()> {
-    let args = Args::try_parse_from(std::iter::once("cargo xtask bench report".to_owned()).chain(args.iter().cloned()))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let args = Args::parse_from(std::iter::once("cargo xtask bench report".to_owned()).chain(args.iter().cloned()));
     let stale = report(Path::new(DIR), args.check)?;
     if args.check && !stale.is_empty() {
         bail!("{} file(s) out of date: run `cargo xtask bench report`", stale.len());
@@ -100,11 +99,11 @@ fn parse_manifest(text: &str) -> Result<Vec<Page>> {
         if out.iter().any(|o| o.name == name) {
             bail!("page entry {i}: `{name}` is listed twice");
         }
-        let (page, stem) = (name.clone(), stem.to_owned());
+        let stem = stem.to_owned();
         let sources =
             strings(p, "sources").with_context(ctx)?.iter().map(|s| file_name(s)).collect::<Result<Vec<_>>>()?;
         if sources.is_empty() {
-            bail!("{page}: no sources");
+            bail!("{name}: no sources");
         }
         let mut select = Vec::new();
         for rule in p.get("select").and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
@@ -114,7 +113,7 @@ fn parse_manifest(text: &str) -> Result<Vec<Page>> {
                     Some(g) => g
                         .as_str()
                         .map(|g| Some(g.to_owned()))
-                        .with_context(|| format!("{page}: select `{key}` is not a string")),
+                        .with_context(|| format!("{name}: select `{key}` is not a string")),
                 }
             };
             select.push(Select { workload: glob("workload")?, executor: glob("executor")? });
@@ -122,14 +121,14 @@ fn parse_manifest(text: &str) -> Result<Vec<Page>> {
         let mut columns = Vec::new();
         for c in p.get("columns").and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
             let label =
-                c.get("label").and_then(Value::as_str).with_context(|| format!("{page}: a column has no `label`"))?;
+                c.get("label").and_then(Value::as_str).with_context(|| format!("{name}: a column has no `label`"))?;
             let value = c
                 .get("value")
                 .and_then(Value::as_str)
-                .with_context(|| format!("{page}: column `{label}` has no `value`"))?;
+                .with_context(|| format!("{name}: column `{label}` has no `value`"))?;
             columns.push(Column {
                 label: label.to_owned(),
-                value: ColumnValue::parse(value).with_context(|| format!("{page}: column `{label}`"))?,
+                value: ColumnValue::parse(value).with_context(|| format!("{name}: column `{label}`"))?,
             });
         }
         out.push(Page { name, stem, sources, select, columns });
@@ -137,18 +136,31 @@ fn parse_manifest(text: &str) -> Result<Vec<Page>> {
     Ok(out)
 }
 
+/// Byte offsets of the lines of `page` that are `marker` (trailing whitespace allowed), so
+/// that prose quoting a marker inside a line is not taken for one.
+fn marker_lines(page: &str, marker: &str) -> Vec<usize> {
+    page.match_indices(marker)
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let line_end = page[i..].find('\n').map_or(page.len(), |n| i + n);
+            (i == 0 || page.as_bytes()[i - 1] == b'\n') && page[i + marker.len()..line_end].trim().is_empty()
+        })
+        .collect()
+}
+
 /// `page` with the text between its [`BEGIN`] and [`END`] lines replaced by `block`; every
-/// byte outside them (the markers included) as it was.
+/// byte before the end of the [`BEGIN`] marker and from the start of the [`END`] marker on
+/// as it was.
 pub fn replace_block(page: &str, block: &str) -> Result<String> {
-    let begin = match page.match_indices(BEGIN).map(|(i, _)| i).collect::<Vec<_>>()[..] {
+    let begin = match marker_lines(page, BEGIN)[..] {
         [i] => i,
-        [] => bail!("no `{BEGIN}` line (the generated table goes between `{BEGIN}` and `{END}`)"),
-        _ => bail!("more than one `{BEGIN}`"),
+        [] => bail!("no `{BEGIN}` line (the generated table goes between a `{BEGIN}` line and an `{END}` line)"),
+        _ => bail!("more than one `{BEGIN}` line"),
     };
-    let end = match page.match_indices(END).map(|(i, _)| i).collect::<Vec<_>>()[..] {
+    let end = match marker_lines(page, END)[..] {
         [i] => i,
         [] => bail!("no `{END}` line after `{BEGIN}`"),
-        _ => bail!("more than one `{END}`"),
+        _ => bail!("more than one `{END}` line"),
     };
     if end < begin {
         bail!("`{END}` comes before `{BEGIN}`");
@@ -274,6 +286,13 @@ mod tests {
         assert!(err(&format!("{BEGIN}\n")).contains("no `<!-- report:end -->`"));
         assert!(err(&format!("{END}\n{BEGIN}\n")).contains("comes before"));
         assert!(err(&format!("{BEGIN}\n{BEGIN}\n{END}")).contains("more than one"));
+        // A marker quoted inside a line of prose is not a marker.
+        let quoted = format!("The table lies after `{BEGIN}`.\n{BEGIN}\nold\n{END}  \r\nrest");
+        assert_eq!(
+            replace_block(&quoted, "\nnew\n").unwrap(),
+            format!("The table lies after `{BEGIN}`.\n{BEGIN}\nnew\n{END}  \r\nrest")
+        );
+        assert!(err(&format!("see {BEGIN} and {END}\n")).contains("no `<!-- report:begin -->` line"));
     }
 
     /// A folder with a manifest naming `page.md` (from `data.json`) and those files.
