@@ -228,15 +228,30 @@ mod tests {
     use super::source::{Row, glob, utc_date};
     use super::*;
 
-    /// A fresh empty folder under the system's temporary folder (tests run in parallel:
-    /// every call gets its own).
-    fn scratch(name: &str) -> PathBuf {
+    /// A fresh empty folder under the system's temporary folder, removed when dropped
+    /// (tests run in parallel: every call gets its own).
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn scratch(name: &str) -> Scratch {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("xtask-report-{}-{n}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir
+        Scratch(dir)
     }
 
     const REPORT: &str = r#"{
@@ -296,7 +311,7 @@ mod tests {
     }
 
     /// A folder with a manifest naming `page.md` (from `data.json`) and those files.
-    fn site(name: &str, page: &str, data: &str) -> PathBuf {
+    fn site(name: &str, page: &str, data: &str) -> Scratch {
         let dir = scratch(name);
         let manifest = r#"{"pages": [{"page": "page.md", "sources": ["data.json"],
             "columns": [{"label": "M elem/s", "value": "melem_per_s"}]}]}"#;
