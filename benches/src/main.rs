@@ -37,6 +37,15 @@ enum Suite {
     GravityVisits,
 }
 
+impl Suite {
+    /// The suite's name as given on the command line (`gravity-visits`), which also names
+    /// its files (`<name>.json`, `<name>.svg`) and is the argument of a peer script.
+    fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map_or_else(|| format!("{self:?}").to_lowercase(), |v| v.get_name().to_owned())
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(about = "Runs an orrery benchmark suite on every available executor")]
 struct Args {
@@ -171,7 +180,7 @@ fn main() -> Result<()> {
     let _ = &mut env;
     let report = Report { environment: env, records };
     println!("{}", report.table());
-    let name = format!("{:?}", args.suite).to_lowercase();
+    let name = args.suite.name();
     report.write(&args.out, &name)?;
     if args.suite == Suite::Balltree {
         // Side by side: rows "uniform 3D 16x1024", columns "<executor> <dtype> <strategy>".
@@ -189,7 +198,7 @@ fn main() -> Result<()> {
 /// skipped, not fatal: the peers exist only on some machines.
 fn run_peer(script: &PathBuf, suite: Suite, cfg: &Config) -> Result<Vec<Record>> {
     let mut cmd = std::process::Command::new("python3");
-    cmd.arg(script).arg(format!("{suite:?}").to_lowercase());
+    cmd.arg(script).arg(suite.name());
     if cfg.quick {
         cmd.arg("--quick");
     }

@@ -1,8 +1,13 @@
 //! `cargo xtask`: orrery's developer tasks.
 //!
 //! - `cargo xtask bench <suite> [args]`: builds `orrery-bench` in release mode with
-//!   every executor feature and runs the suite (table on stdout, JSON + SVG under
-//!   `bench-results/`).
+//!   every executor feature and runs the suite (table on stdout, `<suite>.json` and
+//!   `<suite>.svg` under `bench-results/`, or `--out DIR`).
+//! - `cargo xtask bench report [--check]`: regenerates the Current table of every page of
+//!   `docs/performance/` listed in `docs/performance/report.json` from the committed JSON
+//!   it names (between the page's `<!-- report:begin -->` and `<!-- report:end -->`
+//!   lines), and the page's chart `docs/performance/<page>.svg`; `--check` writes nothing
+//!   and fails when a page or chart is out of date (see [`report`]).
 //! - `cargo xtask device-bundle [--out .device] [--only NAMES | --all] [--example NAMES]`: builds the
 //!   release test executables and the bench binary (features `cuda,wgpu`), strips the
 //!   ones that need a GPU into one folder with a `run.sh` that runs them on a GPU
@@ -15,6 +20,8 @@
 //!   that package's folder, `cargo package --list` of each crate in [`SOURCE_CRATES`]
 //!   lists every kernel source under its folder, and those crates build from their
 //!   `.crate` files (`cargo package`, which also covers include paths built by macros).
+
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,9 +38,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Run a benchmark suite (keys, primitives, ...) on every available executor.
+    /// Run a benchmark suite (keys, primitives, ...) on every available executor, or
+    /// `report [--check]`: regenerate the Current tables of docs/performance/ from their
+    /// committed JSON.
     Bench {
-        /// Arguments for orrery-bench (the suite first); see `orrery-bench --help`.
+        /// Arguments for orrery-bench (the suite first; see `orrery-bench --help`), or
+        /// `report [--check]`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -111,6 +121,7 @@ fn main() -> Result<()> {
     let root = workspace_root()?;
     std::env::set_current_dir(&root)?;
     match Cli::parse().task {
+        Task::Bench { args } if args.first().is_some_and(|a| a == "report") => report::run(&args[1..]),
         Task::Bench { args } => bench(&args),
         Task::DeviceBundle { out, exclude, only, all, examples } => {
             let selection = if all {
