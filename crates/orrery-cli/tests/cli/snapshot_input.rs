@@ -101,7 +101,7 @@ fn write_npz(path: &Path, name: &str, shape: &[u64], values: &[f64]) {
     use std::io::Write;
     let mut npz = npyz::npz::NpzWriter::create(path).expect("create");
     let mut w = npz
-        .array::<f64>(name, Default::default())
+        .array::<f64>(name, npyz::zip::write::FileOptions::default())
         .expect("member")
         .default_dtype()
         .shape(shape)

@@ -39,9 +39,10 @@
 //! velocities and masses in float64 or float32 (GADGET's single-precision outputs),
 //! masses from `Masses` or else `MassTable[1]`, ids in any non-negative integer type;
 //! the step from `Parameters/OrreryStep` (0 when absent), the tree leaves from
-//! `Orrery/TreeLeaves` (none when absent; uint64 and a leaf array when present). Only variable-length string
-//! attributes of `Parameters` come back as [`Snapshot::attributes`]: GADGET's own
-//! parameters (numbers, fixed-length strings) are left out. A file of a multi-file
+//! `Orrery/TreeLeaves` (none when absent; uint64 and a leaf array when present). Only
+//! variable-length string attributes of `Parameters` come back as
+//! [`Snapshot::attributes`]: GADGET's own parameters (numbers, fixed-length strings) are
+//! left out. A file of a multi-file
 //! snapshot is refused, as is anything malformed ([`SimError::BadFile`] naming the group,
 //! attribute or dataset).
 //!
@@ -99,7 +100,7 @@ const NAMES: ColumnNames = ColumnNames {
 /// The `Parameters` attribute that holds [`State::step`].
 pub const STEP_ATTRIBUTE: &str = "OrreryStep";
 
-/// The group of orrery's own datasets (GADGET readers ignore it).
+/// The group of orrery's own datasets, beside GADGET's groups.
 pub const ORRERY_GROUP: &str = "Orrery";
 
 /// The dataset of [`ORRERY_GROUP`] that holds [`Snapshot::tree_leaves`].
