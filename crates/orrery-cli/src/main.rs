@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use orrery_cli::{balltree, executor, info, tree};
+use orrery_cli::{balltree, executor, info, simulate, tree};
 
 /// Spatial trees and N-body gravity on CPUs and GPUs.
 #[derive(Parser)]
@@ -19,6 +19,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run an N-body simulation: snapshots, diagnostics, plots and a summary.
+    Simulate(Box<simulate::SimulateArgs>),
     /// List the executors this machine has: CUDA devices, wgpu adapters, the CPU.
     Info,
     /// Build the Cornerstone tree (octree or binary) of a point set and report it.
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
             print!("{}", info::report());
             Ok(())
         }
+        Command::Simulate(args) => simulate::run(args),
         Command::Tree(args) => tree::run(args),
         Command::Balltree(args) => balltree::run(args),
     };

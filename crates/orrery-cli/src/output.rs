@@ -29,18 +29,26 @@ impl OutputArgs {
     /// The path exists and is not a directory, or is a directory and `--force` is not
     /// given.
     pub fn prepare(&self) -> anyhow::Result<Option<OutputDir>> {
-        let Some(path) = &self.output else { return Ok(None) };
-        match fs::metadata(path) {
-            Ok(meta) if !meta.is_dir() => bail!("{}: exists and is not a directory", path.display()),
-            Ok(_) if !self.force => {
-                bail!("{}: the output directory exists; pass --force to write into it", path.display())
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => bail!("{}: {e}", path.display()),
-        }
-        Ok(Some(OutputDir { path: path.clone(), written: Vec::new() }))
+        self.output.as_deref().map(|path| prepare_dir(path, self.force)).transpose()
     }
+}
+
+/// Checks `path` as an output directory: missing (it is created on the first write), or a
+/// directory and `force`.
+///
+/// # Errors
+/// The path exists and is not a directory, or is a directory and `force` is false.
+pub fn prepare_dir(path: &Path, force: bool) -> anyhow::Result<OutputDir> {
+    match fs::metadata(path) {
+        Ok(meta) if !meta.is_dir() => bail!("{}: exists and is not a directory", path.display()),
+        Ok(_) if !force => {
+            bail!("{}: the output directory exists; pass --force to write into it", path.display())
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => bail!("{}: {e}", path.display()),
+    }
+    Ok(OutputDir { path: path.to_path_buf(), written: Vec::new() })
 }
 
 /// A checked output directory and the files written into it so far.
@@ -59,6 +67,23 @@ impl OutputDir {
     /// Names of the files written so far.
     pub fn written(&self) -> &[String] {
         &self.written
+    }
+
+    /// The path of `DIR/<name>`, creating the directory first, for a writer of its own
+    /// (which calls [`OutputDir::record`] once the file is complete).
+    ///
+    /// # Errors
+    /// The directory cannot be created.
+    pub fn file(&self, name: &str) -> anyhow::Result<PathBuf> {
+        fs::create_dir_all(&self.path).map_err(|e| anyhow!("{}: cannot create: {e}", self.path.display()))?;
+        Ok(self.path.join(name))
+    }
+
+    /// Records `name` as written (by a writer that took its path from [`OutputDir::file`]).
+    pub fn record(&mut self, name: String) {
+        if !self.written.contains(&name) {
+            self.written.push(name);
+        }
     }
 
     /// Writes `data` as `DIR/<name>.npy` of `shape` (C order; the product of `shape`
@@ -84,7 +109,7 @@ impl OutputDir {
             writer.push(value).map_err(fail)?;
         }
         writer.finish().map_err(fail)?;
-        self.written.push(file_name);
+        self.record(file_name);
         Ok(())
     }
 
@@ -105,7 +130,7 @@ impl OutputDir {
         let path = self.path.join(name);
         let mut file = File::create(&path).map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
         file.write_all(text.as_bytes()).map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
-        self.written.push(name.to_owned());
+        self.record(name.to_owned());
         Ok(())
     }
 }

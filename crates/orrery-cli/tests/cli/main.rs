@@ -7,5 +7,6 @@ mod bad_input;
 mod balltree;
 mod common;
 mod info;
+mod simulate;
 mod snapshot_input;
 mod tree;
