@@ -1,4 +1,5 @@
 //! orrery-sim's integration tests (one binary; see the modules).
 
+mod drift;
 mod gpu;
 mod host;
