@@ -80,7 +80,7 @@ const STATIONARY_RATIO: f64 = 2.0;
 ///
 /// Here: `M = 1`, `a = 3 pi / 16` (Hénon units: `G M / a^3 = 4.893`), `m = 1/2000`,
 /// `eps = 0.05` (`2 G m / eps^3 = 8`), so `omega = 3.59`, `omega h = 0.0140` and the bound
-/// is `8.4e-5`. It is an upper envelope: the bodies' contributions to `H2` have random
+/// is `8.5e-5`. It is an upper envelope: the bodies' contributions to `H2` have random
 /// phases, so the total fluctuates by about `1/sqrt(N)` of the envelope; the run measured
 /// a largest error of `1.2e-6` (step 340).
 fn energy_bound(state: &State, samples: &[Sample]) -> f64 {
