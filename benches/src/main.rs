@@ -35,6 +35,10 @@ enum Suite {
     /// Node visits per target of every walk on the gravity workloads (CPU-computed: the
     /// same on every executor).
     GravityVisits,
+    /// Steps per second of an orrery-sim Barnes-Hut run of a Plummer sphere (1M bodies on
+    /// a GPU, 64K on the CPU) and each phase's share of a step: tree, force, integration,
+    /// I/O (a snapshot every K steps), diagnostics.
+    Sim,
 }
 
 impl Suite {
@@ -85,6 +89,9 @@ struct Args {
     /// (gravity) write the workloads in the peer drivers' format here, before measuring.
     #[arg(long)]
     peer_files: Option<PathBuf>,
+    /// The sim suite's options.
+    #[command(flatten)]
+    sim: suites::sim::Options,
 }
 
 /// Runs `suite` on the CPU executor.
@@ -113,12 +120,25 @@ fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrer
             pool.install(|| suites::gravity::run_cpu(cfg, &name))
         }
         Suite::GravityVisits => suites::gravity::run_visits(cfg, "cpu"),
+        Suite::Sim => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(args.threads.unwrap_or(0))
+                .build()
+                .map_err(|e| orrery_core::Error::InvalidArgument { what: "--threads", reason: e.to_string() })?;
+            let name = format!("cpu:rayon ({} threads, f64)", pool.current_num_threads());
+            pool.install(|| suites::sim::run_cpu(cfg, &args.sim, &name))
+        }
     }
 }
 
 /// Runs `suite` on a GPU executor.
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
-fn run_gpu<E: orrery_core::GpuExecutor>(suite: Suite, exec: &E, cfg: &Config) -> orrery_core::Result<Vec<Record>> {
+fn run_gpu<E: orrery_core::GpuExecutor + 'static>(
+    suite: Suite,
+    exec: &E,
+    cfg: &Config,
+    args: &Args,
+) -> orrery_core::Result<Vec<Record>> {
     eprintln!("running {suite:?} on {}", exec.name());
     match suite {
         Suite::Keys => suites::keys::run(exec, cfg),
@@ -128,6 +148,7 @@ fn run_gpu<E: orrery_core::GpuExecutor>(suite: Suite, exec: &E, cfg: &Config) ->
         Suite::Gravity => suites::gravity::run_gpu(exec, cfg),
         // CPU-computed (see the suite); nothing to run on a GPU.
         Suite::GravityVisits => Ok(Vec::new()),
+        Suite::Sim => suites::sim::run_gpu(exec, cfg, &args.sim),
     }
 }
 
@@ -159,7 +180,7 @@ fn main() -> Result<()> {
         match orrery_backend_cuda::CudaExecutor::from_env() {
             Ok(exec) => {
                 env.gpus.push(orrery_core::Executor::name(&exec));
-                records.extend(run_gpu(args.suite, &exec, &cfg).context("cuda executor")?);
+                records.extend(run_gpu(args.suite, &exec, &cfg, &args).context("cuda executor")?);
             }
             Err(e) => eprintln!("cuda skipped: {e}"),
         }
@@ -169,7 +190,7 @@ fn main() -> Result<()> {
         match orrery_backend_wgpu::WgpuExecutor::new() {
             Ok(exec) => {
                 env.gpus.push(orrery_core::Executor::name(&exec));
-                records.extend(run_gpu(args.suite, &exec, &cfg).context("wgpu executor")?);
+                records.extend(run_gpu(args.suite, &exec, &cfg, &args).context("wgpu executor")?);
             }
             Err(e) => eprintln!("wgpu skipped: {e}"),
         }

@@ -7,6 +7,7 @@ pub mod balltree;
 pub mod gravity;
 pub mod keys;
 pub mod primitives;
+pub mod sim;
 pub mod tree;
 
 /// Options shared by the suites.
