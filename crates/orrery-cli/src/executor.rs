@@ -239,8 +239,12 @@ pub fn enumerate_adapters(options: &WgpuOptions) -> Vec<(wgpu::AdapterInfo, wgpu
 }
 
 /// Opens the best hardware adapter (the environment's name and backend filters apply).
+/// Without a backend filter it looks at wgpu's primary backends only (Vulkan, Metal,
+/// DX12): probing OpenGL starts EGL, which prints errors of its own on machines without a
+/// display, and a GL adapter would be passed over for a primary one anyway.
 fn open_hardware_wgpu() -> anyhow::Result<WgpuExecutor> {
     let options = WgpuOptions::from_env()?;
+    let options = WgpuOptions { backends: options.backends.or(Some(wgpu::Backends::PRIMARY)), ..options };
     let adapters = enumerate_adapters(&options);
     let filter = options.adapter.as_ref().map(|s| s.to_lowercase());
     let matching: Vec<_> = adapters

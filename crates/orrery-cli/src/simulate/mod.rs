@@ -33,7 +33,7 @@ pub use setup::{IcArg, Plan, SolverArg};
 
 /// Bodies of the default run (sized so the default run takes about a minute on a
 /// 2-core CPU).
-pub const DEFAULT_N: usize = 8192;
+pub const DEFAULT_N: usize = 16384;
 /// Steps of the default run.
 pub const DEFAULT_STEPS: u64 = 400;
 /// The default step, in Hénon units (a Plummer sphere's crossing time is about 2.8).
