@@ -94,6 +94,16 @@ struct Args {
     sim: suites::sim::Options,
 }
 
+/// A rayon pool of `--threads` workers (all cores by default), for the suites whose CPU
+/// path is plain rayon code (tree build, gravity, the simulation) rather than the
+/// executor's primitives.
+fn rayon_pool(args: &Args) -> orrery_core::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| orrery_core::Error::InvalidArgument { what: "--threads", reason: e.to_string() })
+}
+
 /// Runs `suite` on the CPU executor.
 fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrery_core::Result<Vec<Record>> {
     eprintln!("running {suite:?} on {}", orrery_core::Executor::name(exec));
@@ -102,29 +112,18 @@ fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrer
         Suite::Primitives => suites::primitives::run(exec, cfg),
         Suite::Balltree => suites::balltree::run_cpu(exec, cfg),
         Suite::Tree => {
-            // orrery-tree-build's CPU path is plain rayon code: run it on a pool of the
-            // asked size (all cores by default), not through the executor's primitives.
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(args.threads.unwrap_or(0))
-                .build()
-                .map_err(|e| orrery_core::Error::InvalidArgument { what: "--threads", reason: e.to_string() })?;
+            let pool = rayon_pool(args)?;
             let name = format!("cpu:rayon ({} threads)", pool.current_num_threads());
             pool.install(|| suites::tree::run_cpu(cfg, &name, args.peer_files.as_deref()))
         }
         Suite::Gravity => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(args.threads.unwrap_or(0))
-                .build()
-                .map_err(|e| orrery_core::Error::InvalidArgument { what: "--threads", reason: e.to_string() })?;
+            let pool = rayon_pool(args)?;
             let name = format!("cpu:rayon ({} threads)", pool.current_num_threads());
             pool.install(|| suites::gravity::run_cpu(cfg, &name))
         }
         Suite::GravityVisits => suites::gravity::run_visits(cfg, "cpu"),
         Suite::Sim => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(args.threads.unwrap_or(0))
-                .build()
-                .map_err(|e| orrery_core::Error::InvalidArgument { what: "--threads", reason: e.to_string() })?;
+            let pool = rayon_pool(args)?;
             let name = format!("cpu:rayon ({} threads, f64)", pool.current_num_threads());
             pool.install(|| suites::sim::run_cpu(cfg, &args.sim, &name))
         }
