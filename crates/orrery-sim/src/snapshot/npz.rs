@@ -75,46 +75,46 @@ pub fn write(path: &Path, snapshot: &Snapshot) -> Result<()> {
     })
 }
 
+/// Writes the members. Each `.npy` member is serialised into memory first and handed to
+/// the zip writer as one slice: element by element, every 8 bytes would be a call through
+/// the zip writer (its CRC and its buffer), which at 1M bodies made a snapshot cost a
+/// third of a second (docs/performance/sim.md).
 fn write_members(out: BufWriter<File>, state: &State, json: &[u8], leaves: Option<&[u64]>) -> std::io::Result<()> {
     let b = &state.bodies;
     let n = state.len();
-    let mut npz = npyz::npz::NpzWriter::new(out);
-    let options = |bytes: usize| {
-        zip::write::FileOptions::default()
+    let mut zip = zip::ZipWriter::new(out);
+    let mut member = |name: &str, npy: Vec<u8>| -> std::io::Result<()> {
+        let options = zip::write::FileOptions::default()
             .compression_method(zip::CompressionMethod::Stored)
-            // The .npy header adds at most a few KiB; zip64 only where it is needed.
-            .large_file(bytes as u64 >= u64::from(u32::MAX) - (1 << 16))
+            .large_file(npy.len() as u64 >= u64::from(u32::MAX));
+        zip.start_file(format!("{name}.npy"), options).map_err(std::io::Error::other)?;
+        zip.write_all(&npy)
     };
     for (name, c) in [("pos", [&b.x, &b.y, &b.z]), ("vel", [&b.vx, &b.vy, &b.vz])] {
-        let mut w = npz.array::<f64>(name, options(24 * n))?.default_dtype().shape(&[n as u64, 3]).begin_nd()?;
-        w.extend((0..n).flat_map(|i| [c[0][i], c[1][i], c[2][i]]))?;
-        w.finish()?;
+        member(name, npy_bytes(&[n as u64, 3], (0..n).flat_map(|i| [c[0][i], c[1][i], c[2][i]]))?)?;
     }
-    let mut w = npz.array::<f64>("mass", options(8 * n))?.default_dtype().shape(&[n as u64]).begin_nd()?;
-    w.extend(b.mass.iter().copied())?;
-    w.finish()?;
-    let mut w = npz.array::<u64>("ids", options(8 * n))?.default_dtype().shape(&[n as u64]).begin_nd()?;
-    w.extend(state.ids.iter().copied())?;
-    w.finish()?;
-    let mut w = npz.array::<f64>("time", options(8))?.default_dtype().shape(&[]).begin_nd()?;
-    w.push(&state.time)?;
-    w.finish()?;
-    let mut w = npz.array::<u64>("step", options(8))?.default_dtype().shape(&[]).begin_nd()?;
-    w.push(&state.step)?;
-    w.finish()?;
-    let mut w =
-        npz.array::<u8>("attributes", options(json.len()))?.default_dtype().shape(&[json.len() as u64]).begin_nd()?;
-    w.extend(json.iter().copied())?;
-    w.finish()?;
+    member("mass", npy_bytes(&[n as u64], b.mass.iter().copied())?)?;
+    member("ids", npy_bytes(&[n as u64], state.ids.iter().copied())?)?;
+    member("time", npy_bytes(&[], [state.time])?)?;
+    member("step", npy_bytes(&[], [state.step])?)?;
+    member("attributes", npy_bytes(&[json.len() as u64], json.iter().copied())?)?;
     if let Some(leaves) = leaves {
-        let len = leaves.len();
-        let mut w = npz.array::<u64>(TREE_LEAVES, options(8 * len))?.default_dtype().shape(&[len as u64]).begin_nd()?;
-        w.extend(leaves.iter().copied())?;
-        w.finish()?;
+        member(TREE_LEAVES, npy_bytes(&[leaves.len() as u64], leaves.iter().copied())?)?;
     }
-    let out = npz.zip_writer().finish().map_err(std::io::Error::other)?;
+    let out = zip.finish().map_err(std::io::Error::other)?;
     let mut file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     file.flush()
+}
+
+/// One `.npy` file (npyz's header and its default little-endian dtype for `T`) of
+/// `shape` holding `values`, in memory.
+fn npy_bytes<T: npyz::AutoSerialize>(shape: &[u64], values: impl IntoIterator<Item = T>) -> std::io::Result<Vec<u8>> {
+    let values = values.into_iter();
+    let mut bytes = Vec::with_capacity(128 + values.size_hint().0 * std::mem::size_of::<T>());
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(&mut bytes).begin_nd()?;
+    w.extend(values)?;
+    w.finish()?;
+    Ok(bytes)
 }
 
 /// Reads an `.npz` snapshot, validating every member.
