@@ -85,8 +85,9 @@ const GPU_CRATES: &[&str] = &["orrery-backend-cuda", "orrery-backend-wgpu"];
 /// `gpu_wgpu` and `gpu_bench` modules need a GPU, the rest run where the bundle is built
 /// (and [`RUN_SCRIPT`] runs only the GPU modules of it unless given a filter).
 /// `tree` is orrery-tree-build's: its `gpu`, `gpu_view` and `gpu_nf` modules need a GPU;
-/// `traverse` is orrery-traverse's, with its `gpu*` modules.
-const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree", "tree", "traverse"];
+/// `traverse` is orrery-traverse's, with its `gpu*` modules; `sim` is orrery-sim's, whose
+/// `gpu::` module needs a GPU (the rest, the long drift test among them, runs on CI).
+const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree", "tree", "traverse", "sim"];
 
 /// Which test targets go into the bundle.
 #[derive(Debug, Clone)]
@@ -535,7 +536,8 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 # balltree-*, orrery-balltree's one test binary, also holds CPU-only modules (they ran
 # where the bundle was built): without a test-filter only its gpu_cuda:: and gpu_wgpu::
 # modules run here (gpu_bench:: is ignored tests: run it by name); likewise tree-*,
-# orrery-tree-build's, runs only its modules named gpu* (gpu::, gpu_view::, gpu_nf::).
+# orrery-tree-build's, runs only its modules named gpu* (gpu::, gpu_view::, gpu_nf::), and
+# so do traverse-* and sim-* (orrery-sim's gpu:: module).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -556,6 +558,7 @@ for t in "$here"/bin/*; do
     balltree-*) [ -n "$filter" ] || args="gpu_cuda:: gpu_wgpu::";;
     tree-*) [ -n "$filter" ] || args="gpu";;
     traverse-*) [ -n "$filter" ] || args="gpu";;
+    sim-*) [ -n "$filter" ] || args="gpu::";;
   esac
   "$t" --test-threads=4 $args > "$out/test-$name.log" 2>&1
   rc=$?
@@ -605,6 +608,7 @@ mod tests {
             ("orrery-balltree", "balltree"),
             ("orrery-tree-build", "tree"),
             ("orrery-traverse", "traverse"),
+            ("orrery-sim", "sim"),
         ] {
             assert!(gpu.keeps(krate, target), "{krate} {target} must be bundled");
         }
