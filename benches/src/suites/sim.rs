@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use orrery_core::{Error, Result};
 use orrery_sim::backend::host::Host;
-use orrery_sim::snapshot::{self, Format, Snapshot};
+use orrery_sim::snapshot::{self, Format};
 use orrery_sim::{Backend, PhaseTimes, Physics, SimError, Simulation, SolverSpec, State, TimeSteps, TreeSettings};
 use orrery_traverse::gpu::GpuWalk;
 use orrery_traverse::ic;
@@ -200,9 +200,9 @@ fn run<B: Backend>(backend: B, cfg: &Config, opts: &Options, n: usize, executor:
         if output {
             sim.diagnostics().map_err(core)?;
             let start = Instant::now();
-            let snap = Snapshot::new(sim.state().clone())
-                .with_attribute("dt", opts.dt.to_string())
-                .with_attribute("solver", sim.describe());
+            // What `orrery simulate` writes: state, tree leaves, run parameters (the
+            // state was downloaded by the diagnostics; the snapshot reuses it).
+            let snap = sim.snapshot().map_err(core)?;
             snapshot::write(&path, &snap, Format::Npz).map_err(core)?;
             sim.add_io_time(start.elapsed());
             snapshots += 1;

@@ -31,6 +31,9 @@ pub struct Simulation<B: Backend> {
     /// Masses, ids and the clock are current; positions and velocities only after
     /// [`Self::sync_state`].
     state: State,
+    /// Whether `state` holds the bodies' current positions and velocities (a download
+    /// since the last step), so diagnostics and a snapshot at one step share a download.
+    synced: bool,
     times: PhaseTimes,
     energy0: Option<f64>,
     forces_evaluations: u64,
@@ -68,6 +71,7 @@ impl<B: Backend> Simulation<B> {
             bodies,
             forces,
             state,
+            synced: false,
             times: PhaseTimes::default(),
             energy0,
             forces_evaluations: 0,
@@ -135,17 +139,22 @@ impl<B: Backend> Simulation<B> {
         }
         self.state.time += self.steps.dt;
         self.state.step += 1;
+        self.synced = false;
         Ok(())
     }
 
-    /// Copies positions and velocities back into the host state and returns it.
+    /// Copies positions and velocities back into the host state and returns it (once per
+    /// step: later calls before the next step return the same state without a transfer).
     ///
     /// # Errors
     /// Transfer failures.
     pub fn sync_state(&mut self) -> Result<&State> {
-        let start = Instant::now();
-        self.backend.download(&self.bodies, &mut self.state)?;
-        self.times.io += start.elapsed();
+        if !self.synced {
+            let start = Instant::now();
+            self.backend.download(&self.bodies, &mut self.state)?;
+            self.times.io += start.elapsed();
+            self.synced = true;
+        }
         Ok(&self.state)
     }
 

@@ -28,12 +28,8 @@ pub struct RunRecord {
     /// Wall time of the run from loading the bodies to the last snapshot (the first force
     /// evaluation, snapshots and diagnostics included; the plots not).
     pub wall: Duration,
-    /// Steps taken.
-    pub steps: u64,
     /// Force evaluations (one per tick of the block scheme, plus the first).
     pub force_evaluations: u64,
-    /// Bodies.
-    pub bodies: usize,
 }
 
 /// Runs `plan` on `backend`, writing snapshots, `energy.csv` and the plots into `out`.
@@ -49,9 +45,8 @@ pub fn drive<B: Backend>(
 ) -> anyhow::Result<RunRecord> {
     let started = Instant::now();
     let mut sim = Simulation::resume(backend, plan.start.clone()).context("starting the run")?;
-    let bodies = plan.start.state.len();
     let bar = progress_bar(plan.length(), args.quiet);
-    bar.set_message(format!("{} bodies, {}", bodies, sim.describe()));
+    bar.set_message(format!("{} bodies, {}", plan.start.state.len(), sim.describe()));
     let mut diagnostics = vec![sim.diagnostics().context("the first diagnostics")?];
     let mut last_snapshot = write_snapshot(&mut sim, plan, out)?;
     let first = plan.start.state.step;
@@ -79,9 +74,7 @@ pub fn drive<B: Backend>(
         diagnostics,
         times: sim.times(),
         wall,
-        steps: plan.length(),
         force_evaluations: sim.force_evaluations(),
-        bodies,
     })
 }
 

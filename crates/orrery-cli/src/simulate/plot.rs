@@ -5,7 +5,7 @@
 //! DejaVu Sans Mono embedded in the binary (`assets/`, Bitstream Vera licence): no system
 //! font library or font file is needed, so the plots come out the same on a bare machine.
 
-use std::sync::Once;
+use std::sync::OnceLock;
 
 use anyhow::{anyhow, bail};
 use orrery_sim::diagnostics::Diagnostics;
@@ -25,15 +25,12 @@ const MAX_CELLS: usize = 512;
 /// Cells per side at least.
 const MIN_CELLS: usize = 32;
 
-/// Registers the embedded font with plotters (once per process).
+/// Registers the embedded font with plotters (once per process; a failure is reported
+/// by every call, not only the first).
 fn register_font() -> anyhow::Result<()> {
-    static ONCE: Once = Once::new();
-    let mut result = Ok(());
-    ONCE.call_once(|| {
-        result = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
-            .map_err(|_| anyhow!("the embedded plot font does not load"));
-    });
-    result
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
+    if ok { Ok(()) } else { Err(anyhow!("the embedded plot font does not load")) }
 }
 
 /// Turns a plotters error into one line naming the file.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::ValueEnum;
 use orrery_sim::snapshot::{self, Snapshot};
-use orrery_sim::{Physics, RunParameters, SolverSpec, State, TimeSteps, TreeSettings, ic};
+use orrery_sim::{Physics, RunParameters, SimError, SolverSpec, State, TimeSteps, TreeSettings, ic};
 
 use super::SimulateArgs;
 
@@ -119,16 +119,16 @@ impl Plan {
     /// finite, theta outside (0, 2), too many levels), a restart file that cannot be read
     /// or was not written by a run, a restart that already reached `--steps`.
     pub fn from_args(args: &SimulateArgs) -> anyhow::Result<Self> {
-        let (origin, start) = match &args.restart {
-            Some(path) => {
-                let snap = snapshot::read(path).context("--restart")?;
-                (Origin::Restart { path: path.clone() }, snap)
-            }
-            None => (Origin::Fresh { ic: args.ic, seed: args.seed }, fresh(args)?),
+        let (origin, start, parameters) = if let Some(path) = &args.restart {
+            let snap = snapshot::read(path).context("--restart")?;
+            let parameters = RunParameters::from_attributes(&snap.attributes)
+                .context("--restart: the snapshot holds no run parameters of `orrery simulate`")?;
+            parameters.steps.check(parameters.physics.softening).context("--restart: its time steps")?;
+            (Origin::Restart { path: path.clone() }, snap, parameters)
+        } else {
+            let (snap, parameters) = fresh(args)?;
+            (Origin::Fresh { ic: args.ic, seed: args.seed }, snap, parameters)
         };
-        let parameters = RunParameters::from_attributes(&start.attributes)
-            .with_context(|| "--restart: the snapshot holds no run parameters of `orrery simulate`".to_owned())?;
-        parameters.steps.check(parameters.physics.softening).context("the time steps")?;
         let first = start.state.step;
         if args.steps <= first {
             bail!("--steps {}: the run starts at step {first}; ask for more steps", args.steps);
@@ -155,8 +155,9 @@ impl Plan {
     }
 }
 
-/// The fresh initial snapshot of the options (state and run parameters).
-fn fresh(args: &SimulateArgs) -> anyhow::Result<Snapshot> {
+/// The fresh initial snapshot of the options (state and run parameters as attributes),
+/// and those parameters.
+fn fresh(args: &SimulateArgs) -> anyhow::Result<(Snapshot, RunParameters)> {
     if args.n == 0 {
         bail!("--n 0: a run needs at least one body");
     }
@@ -176,24 +177,21 @@ fn fresh(args: &SimulateArgs) -> anyhow::Result<Snapshot> {
     } else {
         TimeSteps::block(args.dt, args.levels, args.eta)
     };
-    steps.check(physics.softening).map_err(|e| anyhow::anyhow!("{}", option_error(&e.to_string())))?;
+    steps.check(physics.softening).map_err(|e| anyhow::anyhow!("{}: {e}", step_option(&e)))?;
     let bodies = args.ic.generate(args.n, args.seed).with_context(|| format!("--ic {}", args.ic.name()))?;
     let parameters = RunParameters { spec, physics, steps, energy0: None };
     let mut snap = Snapshot::new(State::new(bodies));
     snap.attributes = parameters.to_attributes();
     snap.attributes.insert(keys::IC.into(), args.ic.name());
     snap.attributes.insert(keys::SEED.into(), args.seed.to_string());
-    Ok(snap)
+    Ok((snap, parameters))
 }
 
-/// A time-step error in terms of the options (`--dt`, `--levels`, `--eta`).
-fn option_error(message: &str) -> String {
-    let option = if message.contains("levels") {
-        "--levels"
-    } else if message.contains("eta") {
-        "--eta"
-    } else {
-        "--dt"
-    };
-    format!("{option}: {message}")
+/// The option a [`TimeSteps::check`] error is about (its `what`).
+fn step_option(e: &SimError) -> &'static str {
+    match e {
+        SimError::InvalidArgument { what: "time-step levels", .. } => "--levels",
+        SimError::InvalidArgument { what: "eta", .. } => "--eta",
+        _ => "--dt",
+    }
 }

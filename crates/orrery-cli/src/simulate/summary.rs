@@ -110,7 +110,7 @@ impl Summary {
         let wall = record.wall.as_secs_f64();
         Self {
             start,
-            bodies: record.bodies,
+            bodies: plan.start.state.len(),
             solver,
             executor: executor.to_owned(),
             backend: record.describe.clone(),
@@ -121,7 +121,7 @@ impl Summary {
             time: [field(|d| d.time, first), field(|d| d.time, last)],
             force_evaluations: record.force_evaluations,
             wall_seconds: wall,
-            steps_per_second: if wall > 0.0 { record.steps as f64 / wall } else { 0.0 },
+            steps_per_second: if wall > 0.0 { plan.length() as f64 / wall } else { 0.0 },
             energy_error: field(|d| d.energy_error, last),
             max_energy_error: record.diagnostics.iter().map(|d| d.energy_error.abs()).fold(0.0, f64::max),
             virial_ratio: field(|d| d.virial_ratio, last),
