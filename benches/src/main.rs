@@ -22,6 +22,10 @@ enum Suite {
     Keys,
     /// Device primitives: sort, scan, keys, copy.
     Primitives,
+    /// Sort of (u64 Hilbert key, u32 index) pairs of 2M and 25.6M uniform particles, the
+    /// keys CUB sorts inside Cornerstone; peer: `cstone_octree_driver` through
+    /// `benches/device/sort_peer.sh` (`--peer-files` writes its particle files).
+    SortPeer,
     /// Batched ball tree build (Erwin layout): uniform and clustered points, 2D/3D/8D,
     /// both GPU strategies; peer: `benches/python/balltree_peer.py` (balltree-erwin).
     Balltree,
@@ -86,7 +90,8 @@ struct Args {
     #[arg(long)]
     peer: Option<PathBuf>,
     /// (tree) Write the 2M datasets in the peer drivers' format and our leaf arrays here;
-    /// (gravity) write the workloads in the peer drivers' format here, before measuring.
+    /// (gravity, sort-peer) write the workloads in the peer drivers' format here, before
+    /// measuring.
     #[arg(long)]
     peer_files: Option<PathBuf>,
     /// The sim suite's options.
@@ -110,6 +115,7 @@ fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrer
     match suite {
         Suite::Keys => suites::keys::run(exec, cfg),
         Suite::Primitives => suites::primitives::run(exec, cfg),
+        Suite::SortPeer => suites::sort_peer::run(exec, cfg),
         Suite::Balltree => suites::balltree::run_cpu(exec, cfg),
         Suite::Tree => {
             let pool = rayon_pool(args)?;
@@ -142,6 +148,7 @@ fn run_gpu<E: orrery_core::GpuExecutor + 'static>(
     match suite {
         Suite::Keys => suites::keys::run(exec, cfg),
         Suite::Primitives => suites::primitives::run(exec, cfg),
+        Suite::SortPeer => suites::sort_peer::run(exec, cfg),
         Suite::Balltree => suites::balltree::run_gpu(exec, cfg),
         Suite::Tree => suites::tree::run_gpu(exec, cfg),
         Suite::Gravity => suites::gravity::run_gpu(exec, cfg),
@@ -157,8 +164,10 @@ fn main() -> Result<()> {
     let mut env = Environment::detect();
     let mut records = Vec::new();
     let wants = |name: &str| args.executors.iter().any(|e| e == name);
-    if let (Suite::Gravity, Some(dir)) = (args.suite, &args.peer_files) {
-        suites::gravity::write_peer_files(&cfg, dir)?;
+    match (args.suite, &args.peer_files) {
+        (Suite::Gravity, Some(dir)) => suites::gravity::write_peer_files(&cfg, dir)?,
+        (Suite::SortPeer, Some(dir)) => suites::sort_peer::write_peer_files(&cfg, dir)?,
+        _ => {}
     }
 
     if wants("cpu") {

@@ -8,6 +8,7 @@ pub mod gravity;
 pub mod keys;
 pub mod primitives;
 pub mod sim;
+pub mod sort_peer;
 pub mod tree;
 
 /// Options shared by the suites.
