@@ -83,9 +83,16 @@ fn run(exec: &WgpuExecutor, n: usize) -> Result<()> {
     let mut count = exec.alloc::<u32>(1)?;
     report("compact u64 (3/4 kept)", n, time(exec, || exec.compact(&key_src, &counts, &mut out, &mut count))?);
 
-    let mapper = KeyMapper::<f32, u64>::new(Aabb::cube(0.0, 1.0)?, Curve::Hilbert);
+    // Uniform positions in the unit cube, three separate arrays (as the key kernels read them).
+    let axis = |a: u64| -> Vec<f32> {
+        (0..n as u64).map(|i| (mix(i + a * n as u64) >> 40) as f32 / (1u64 << 24) as f32).collect()
+    };
+    let (y, z) = (exec.upload(&axis(1))?, exec.upload(&axis(2))?);
     let mut sfc = exec.alloc::<u64>(n)?;
-    report("sfc_keys hilbert f32", n, time(exec, || exec.sfc_keys(&x, &x, &x, &mapper, &mut sfc))?);
+    for (curve, what) in [(Curve::Hilbert, "sfc_keys hilbert f32"), (Curve::Morton, "sfc_keys morton f32")] {
+        let mapper = KeyMapper::<f32, u64>::new(Aabb::cube(0.0, 1.0)?, curve);
+        report(what, n, time(exec, || exec.sfc_keys(&x, &y, &z, &mapper, &mut sfc))?);
+    }
 
     exec.iota(&mut v, 0)?;
     report("gather u64", n, time(exec, || exec.gather(&key_src, &v, &mut out))?);

@@ -11,8 +11,9 @@
 //! | `ORRERY_WGPU_SUBGROUPS`  | `0` runs the shared-memory paths even where subgroups exist |
 //!
 //! The device is opened with the adapter's own limits (not WebGPU's defaults: an H200
-//! binds far more than 128 MiB) and with the optional features the primitives use when
-//! they are there: [`wgpu::Features::SUBGROUP`], [`wgpu::Features::TIMESTAMP_QUERY`] with
+//! binds far more than 128 MiB; [`WgpuOptions::max_workgroup_storage`] may lower one)
+//! and with the optional features the primitives use when they are there:
+//! [`wgpu::Features::SUBGROUP`], [`wgpu::Features::TIMESTAMP_QUERY`] with
 //! [`wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS`], and [`wgpu::Features::SHADER_F64`].
 
 use std::fmt;
@@ -47,11 +48,25 @@ pub struct WgpuOptions {
     /// adapter's). Views in between reach kernels through their `off_*` fields, so a
     /// large value exercises that path on adapters whose alignment is small (lavapipe).
     pub view_alignment: Option<u32>,
+    /// Open the device with at most this many bytes of workgroup memory per workgroup
+    /// (`max_compute_workgroup_storage_size`; `None`: the adapter's limit). Kernels
+    /// that size their workgroup memory from the limit then take their smaller paths,
+    /// so a value such as WebGPU's minimum, 16384, exercises those paths (the one-level
+    /// Hilbert keys of `core/sfc` below 24 KB) on adapters with more.
+    pub max_workgroup_storage: Option<u32>,
 }
 
 impl Default for WgpuOptions {
     fn default() -> Self {
-        Self { adapter: None, backends: None, subgroups: true, timestamps: true, f64: true, view_alignment: None }
+        Self {
+            adapter: None,
+            backends: None,
+            subgroups: true,
+            timestamps: true,
+            f64: true,
+            view_alignment: None,
+            max_workgroup_storage: None,
+        }
     }
 }
 
@@ -221,7 +236,10 @@ pub(crate) fn open(options: &WgpuOptions) -> Result<Opened> {
         features.remove(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
     }
     let info = adapter.get_info();
-    let limits = adapter.limits();
+    let mut limits = adapter.limits();
+    if let Some(bytes) = options.max_workgroup_storage {
+        limits.max_compute_workgroup_storage_size = limits.max_compute_workgroup_storage_size.min(bytes);
+    }
     let descriptor = wgpu::DeviceDescriptor {
         label: Some("orrery"),
         required_features: features,

@@ -172,6 +172,7 @@ pub(crate) struct Context {
     stream: Mutex<Stream>,
     errors: ErrorSlot,
     hilbert_table: OnceLock<Arc<wgpu::Buffer>>,
+    hilbert3_table: OnceLock<Arc<wgpu::Buffer>>,
     /// A small read-only buffer bound where a kernel's optional input is absent (the
     /// count slot of an uncounted scan).
     pub dummy: Arc<wgpu::Buffer>,
@@ -267,6 +268,7 @@ impl Context {
             stream: Mutex::new(stream),
             errors,
             hilbert_table: OnceLock::new(),
+            hilbert3_table: OnceLock::new(),
             dummy,
             view_alignment,
             signatures: Mutex::default(),
@@ -442,8 +444,8 @@ impl Context {
         Ok(buffer)
     }
 
-    /// The Hilbert table of `shaders/core/sfc.wgsl`: orrery_core's `ENCODE_3D`, widened
-    /// to u32, uploaded once.
+    /// The one-level Hilbert table of `shaders/core/sfc.wgsl` (its HILBERT1 variant):
+    /// orrery_core's `ENCODE_3D`, widened to u32, uploaded once.
     pub(crate) fn hilbert_table(&self) -> Result<Arc<wgpu::Buffer>> {
         if let Some(t) = self.hilbert_table.get() {
             return Ok(t.clone());
@@ -452,6 +454,22 @@ impl Context {
         let table =
             self.create_buffer_init(bytemuck::cast_slice(&words), wgpu::BufferUsages::STORAGE, "orrery hilbert table")?;
         Ok(self.hilbert_table.get_or_init(|| Arc::new(table)).clone())
+    }
+
+    /// The three-level Hilbert table of `core/sfc` (24 x 512 u16 entries, two per word:
+    /// [`crate::primitives::keys::hilbert3_words`], derived from orrery-core's
+    /// `ENCODE_3D`), uploaded on first use.
+    pub(crate) fn hilbert3_table(&self) -> Result<Arc<wgpu::Buffer>> {
+        if let Some(t) = self.hilbert3_table.get() {
+            return Ok(t.clone());
+        }
+        let words = crate::primitives::keys::hilbert3_words();
+        let table = self.create_buffer_init(
+            bytemuck::cast_slice(&words),
+            wgpu::BufferUsages::STORAGE,
+            "orrery hilbert3 table",
+        )?;
+        Ok(self.hilbert3_table.get_or_init(|| Arc::new(table)).clone())
     }
 }
 

@@ -14,8 +14,10 @@
 #![allow(clippy::missing_errors_doc)]
 
 use orrery_core::gpu::{GpuExecutor, KernelSource, LaunchConfig};
+use orrery_core::sfc::{Curve, KeyMapper};
 use orrery_core::{
-    CpuExecutor, DeviceCount, Element, Error, Executor, Order, ReduceOp, Reserve, ScanKind, Slice, Storage, kernels,
+    Aabb, CpuExecutor, DeviceCount, Element, Error, Executor, Order, Real, ReduceOp, Reserve, ScanKind, Slice, Storage,
+    Vec3, kernels,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -360,6 +362,62 @@ fn skip_unsupported(e: &str) -> Outcome {
     if e.contains("does not support") { Ok(()) } else { Err(e.to_owned()) }
 }
 
+// ---- space-filling-curve keys -----------------------------------------------------------
+
+/// Keys around a key view, which `sfc_keys` must leave alone.
+const UNTOUCHED_KEY: u64 = 0x5eed_5eed_5eed_5eed;
+
+/// The keys of `n` positions through views (x, y, z and keys start 1, 2, 3 and 5
+/// elements into longer buffers), compared bit for bit with `key_clamped`. The first
+/// positions are every pair of edge values (the box faces, -0, far outside, NaN and
+/// infinities); the rest are uniform over 1.5 times the box.
+fn sfc_keys_of<E: Executor, T: Real>(exec: &E, mapper: &KeyMapper<T, u64>, n: usize, seed: u64) -> Outcome {
+    let (lo, hi) = (mapper.bbox().min(), mapper.bbox().max());
+    let mut edges: Vec<T> = (0..3).flat_map(|a| [lo[a], hi[a]]).collect();
+    edges.extend([-0.0, 1e30, -1e30, f64::NAN, f64::INFINITY, f64::NEG_INFINITY].map(<T as Real>::from_f64));
+    let mut r = rng(seed);
+    let mut axis = |a: usize| -> Vec<T> {
+        let (l, h): (f64, f64) = (lo[a].into(), hi[a].into());
+        let pad = 0.25 * (h - l) + 1e-3;
+        let mut v = vec![<T as Real>::from_f64(0.5); 1 + a];
+        v.extend((0..n).map(|_| <T as Real>::from_f64(r.random_range(l - pad..=h + pad))));
+        v.extend([<T as Real>::from_f64(0.5); 3]);
+        v
+    };
+    let (mut x, mut y, mut z) = (axis(0), axis(1), axis(2));
+    let e = edges.len();
+    for at in 0..n.min(e * e) {
+        (x[1 + at], y[2 + at], z[3 + at]) = (edges[at / e], edges[at % e], edges[(at / e + at % e) % e]);
+    }
+    let (gx, gy, gz) = (upload(exec, &x)?, upload(exec, &y)?, upload(exec, &z)?);
+    let mut keys = upload(exec, &vec![UNTOUCHED_KEY; n + 9])?;
+    let (xv, yv, zv) =
+        (dev(gx.slice(1..n + 1), "slice")?, dev(gy.slice(2..n + 2), "slice")?, dev(gz.slice(3..n + 3), "slice")?);
+    dev(exec.sfc_keys(xv, yv, zv, mapper, dev(keys.slice_mut(5..n + 5), "slice")?), "sfc_keys")?;
+    let mut want = vec![UNTOUCHED_KEY; n + 9];
+    for i in 0..n {
+        want[5 + i] = mapper.key_clamped(x[1 + i], y[2 + i], z[3 + i]);
+    }
+    same(&format!("{:?} keys of {n} {:?} positions", mapper.curve(), T::DTYPE), &down(exec, &keys)?, &want)
+}
+
+/// Morton and Hilbert keys of f32 and (where the executor has f64) f64 positions, on
+/// views, at [`SIZES`] and at one size of several grid-stride rounds of the GPU kernels
+/// (3 Mi + 785), against `KeyMapper::key_clamped`.
+pub fn sfc_keys_of_both_curves_on_views_edges_and_many_rounds<E: Executor>(exec: &E) -> Outcome {
+    let box32 = dev(Aabb::new(Vec3::new(-1.5f32, 0.0, 10.0), Vec3::new(2.5, 1e-3, 10.5)), "box")?;
+    let box64 = dev(Aabb::new(Vec3::new(-1.0f64, -2.0, -3.0), Vec3::new(1.0, 2.0, 3.0)), "box")?;
+    for (seed, n) in SIZES.into_iter().chain([(3 << 20) + 785]).enumerate() {
+        for curve in [Curve::Morton, Curve::Hilbert] {
+            sfc_keys_of(exec, &KeyMapper::new(box32, curve), n, 100 + seed as u64)?;
+            if exec.limits().f64 {
+                sfc_keys_of(exec, &KeyMapper::new(box64, curve), n, 200 + seed as u64)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 // ---- device-resident counts, status reads, streams ------------------------------------
 
 /// A scan and a compaction whose length is the count a previous compaction left on the
@@ -486,6 +544,10 @@ pub fn checks<E: Executor>() -> Vec<Check<E>> {
         ("segmented_scans_of_csr_and_bad_offsets", segmented_scans_of_csr_and_bad_offsets::<E>),
         ("segmented_reductions", segmented_reductions::<E>),
         ("segmented_top_k_with_ties_and_padding", segmented_top_k_with_ties_and_padding::<E>),
+        (
+            "sfc_keys_of_both_curves_on_views_edges_and_many_rounds",
+            sfc_keys_of_both_curves_on_views_edges_and_many_rounds::<E>,
+        ),
         ("counted_scans_and_compactions", counted_scans_and_compactions::<E>),
         ("status_reads_see_the_work_before_them", status_reads_see_the_work_before_them::<E>),
         ("forks_are_ordered_by_events", forks_are_ordered_by_events::<E>),

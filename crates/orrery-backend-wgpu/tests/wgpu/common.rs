@@ -115,6 +115,27 @@ pub fn coarse() -> Option<&'static WgpuExecutor> {
         .as_ref()
 }
 
+/// Workgroup memory of [`small_workgroup_memory`]: WebGPU's minimum
+/// `max_compute_workgroup_storage_size`.
+pub const SMALL_WORKGROUP_BYTES: u32 = 16 * 1024;
+
+/// The default executor opened with [`SMALL_WORKGROUP_BYTES`] of workgroup memory, so
+/// kernels that size theirs from the limit take their smaller paths (the one-level
+/// Hilbert keys of `core/sfc`) even where the adapter has more; created once. `None`
+/// without an adapter.
+pub fn small_workgroup_memory() -> Option<&'static WgpuExecutor> {
+    static SMALL: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
+    SMALL
+        .get_or_init(|| {
+            executor()?;
+            Some(
+                open(&WgpuOptions { max_workgroup_storage: Some(SMALL_WORKGROUP_BYTES), ..base_options() })
+                    .expect("an executor with 16 KB of workgroup memory"),
+            )
+        })
+        .as_ref()
+}
+
 /// Runs `f` on every executor of [`executors`] and on [`coarse`].
 pub fn each_view(mut f: impl FnMut(&str, &WgpuExecutor)) {
     each(&mut f);
