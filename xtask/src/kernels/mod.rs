@@ -56,12 +56,14 @@
 //! not use (the executor binds only what an entry uses), a binding variable not named
 //! `<prefix>_<CUDA name>` (WGSL globals are module-wide, so each entry's carry a
 //! prefix, and some are shortened), an `off_*` field for a variable the entry does not
-//! bind. An entry name in one
-//! language only is a mismatch unless [`twins::EXCEPTIONS`] lists it with its reason
-//! (the f64 entries, CUDA only), and so are floats read as words; a module with CUDA
-//! text only must be in
-//! [`twins::CUDA_ONLY_MODULES`] (the core primitives, which the two executors decompose
-//! differently). A listed exception that no longer matches is an error too.
+//! bind.
+//!
+//! An entry name in one language only is a mismatch unless [`twins::EXCEPTIONS`] lists
+//! it with its reason (the f64 entries, CUDA only), and so are floats read as words; a
+//! module with CUDA text only must be in [`twins::CUDA_ONLY_MODULES`] (the core
+//! primitives, which the two executors decompose differently). A listed exception that
+//! no longer matches is an error too. A module whose WGSL does not validate is reported
+//! as such and not compared.
 
 pub mod cuda;
 pub mod ptxas;
