@@ -8,6 +8,12 @@ use super::{Arg, Params, blocks, count, per_element};
 use crate::context::Recorder;
 use crate::shaders::SFC;
 
+/// The defines of `sfc.wgsl`: `F64` (its f64 entry point) where the adapter has
+/// `SHADER_F64`.
+pub(crate) fn sfc_defines(f64: bool) -> &'static [&'static str] {
+    if f64 { &["F64"] } else { &[] }
+}
+
 /// `keys[i] = mapper.key_clamped(x[i], y[i], z[i])` for every key of the view.
 ///
 /// # Errors
@@ -30,8 +36,8 @@ pub(crate) fn sfc_keys<T: Real>(
     if n == 0 {
         return Ok(());
     }
-    let defines: &[&str] = if rec.ctx.caps.f64 { &["F64"] } else { &[] };
-    let pipeline = rec.pipeline(SFC, defines, if f64 { "sfc_keys_f64" } else { "sfc_keys_f32" })?;
+    let pipeline =
+        rec.pipeline(SFC, sfc_defines(rec.ctx.caps.f64), if f64 { "sfc_keys_f64" } else { "sfc_keys_f32" })?;
     let table = rec.ctx.hilbert_table()?;
     let curve = match mapper.curve() {
         Curve::Morton => 0,
