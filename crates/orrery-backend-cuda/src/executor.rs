@@ -258,10 +258,7 @@ fn validate_policy(p: &Policy) -> Result<()> {
     if !(warps(p.scan_threads) && warps(p.reduce_threads) && warps(p.move_threads) && warps(p.sfc_threads)) {
         return bad("thread counts must be multiples of 32 in 32..=1024");
     }
-    if p.sort_early_counts > 1 {
-        return bad("sort_early_counts must be 0 or 1");
-    }
-    if p.sort_items == 0 || p.sort_tile() * 8 + 8 * 256 * 4 + (2 + p.sort_early_counts) * 256 * 4 > 48 * 1024 {
+    if p.sort_items == 0 || p.sort_tile() * 8 + 8 * 256 * 4 + 2 * 256 * 4 > 48 * 1024 {
         return bad("sort_items must be at least 1 and the sort tile must fit 48 KB of shared memory");
     }
     if [

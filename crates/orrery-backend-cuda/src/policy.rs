@@ -57,11 +57,6 @@ pub struct Policy {
     /// 7.80 ms (primitives.md, "First CUDA runs"; today's sort times are in its Current
     /// table).
     pub sort_min_blocks: u32,
-    /// 1: the sort pass counts its tile's digits with shared atomics right after loading
-    /// the keys and publishes them for the look-back before ranking (Onesweep's "early
-    /// counts"), so a later tile's look-back waits for this tile's loads, not its ranking;
-    /// 0: publishes after the ranking (the first kernel, kept as the baseline).
-    pub sort_early_counts: u32,
     /// Threads per block of the radix histogram (one read of the keys for all passes).
     pub sort_hist_threads: u32,
     /// Keys per thread per round of the histogram: 8 independent 8-byte loads in flight.
@@ -108,7 +103,6 @@ impl Policy {
         sort_threads: 256,
         sort_items: 16,
         sort_min_blocks: 3,
-        sort_early_counts: 0,
         sort_hist_threads: 256,
         sort_hist_items: 8,
         sort_hist_blocks_per_sm: 4,
@@ -152,7 +146,6 @@ impl Policy {
             ("SORT_THREADS", self.sort_threads),
             ("SORT_ITEMS", self.sort_items),
             ("SORT_MIN_BLOCKS", self.sort_min_blocks),
-            ("SORT_EARLY_COUNTS", self.sort_early_counts),
             ("SORT_HIST_THREADS", self.sort_hist_threads),
             ("SORT_HIST_ITEMS", self.sort_hist_items),
             ("MOVE_THREADS", self.move_threads),
@@ -181,22 +174,14 @@ impl Policy {
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let bad = || orrery_core::Error::InvalidArgument {
                 what: POLICY_ENV,
-                reason: format!(
-                    "{pair:?} is not name=value with a known scan or sort field and a positive integer \
-                     (0 or 1 for sort_early_counts)"
-                ),
+                reason: format!("{pair:?} is not name=value with a known scan or sort field and a positive integer"),
             };
             let (name, value) = pair.split_once('=').ok_or_else(bad)?;
             let name = name.trim();
-            let value: u32 = value.trim().parse().ok().ok_or_else(bad)?;
-            let flag = name == "sort_early_counts";
-            if (flag && value > 1) || (!flag && value == 0) {
-                return Err(bad());
-            }
+            let value: u32 = value.trim().parse().ok().filter(|&v| v > 0).ok_or_else(bad)?;
             match name {
                 "sort_items" => self.sort_items = value,
                 "sort_min_blocks" => self.sort_min_blocks = value,
-                "sort_early_counts" => self.sort_early_counts = value,
                 "sort_hist_items" => self.sort_hist_items = value,
                 "sort_hist_blocks_per_sm" => self.sort_hist_blocks_per_sm = value,
                 "scan_threads" => self.scan_threads = value,
