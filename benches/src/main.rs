@@ -20,7 +20,8 @@ use crate::suites::Config;
 enum Suite {
     /// SFC keys and key/value sort (CPU anchors of the foundation issue).
     Keys,
-    /// Device primitives: sort, scan, keys, copy.
+    /// Device primitives: sort, scan, compaction, keys, and copy and sum as bandwidth
+    /// references.
     Primitives,
     /// Batched ball tree build (Erwin layout): uniform and clustered points, 2D/3D/8D,
     /// both GPU strategies; peer: `benches/python/balltree_peer.py` (balltree-erwin).
