@@ -31,8 +31,8 @@ pub use isa::{CpuIsa, MAX_CPU_ISA_ENV};
 pub use keep_warm::DEFAULT_SPIN;
 
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -102,16 +102,23 @@ impl<T: Storage> DeviceBuffer<T> for CpuBuffer<T> {
 /// ([`CpuExecutor::with_spin`], e.g. with [`DEFAULT_SPIN`]): a spinning pool costs idle
 /// CPU time in the user's process (ADR 0008). The global pool is shared with the rest of
 /// the process and keeps rayon's own behaviour.
+///
+/// The sort keeps its scratch (12 bytes per pair of the largest sort so far) between
+/// calls, as the GPU executors keep theirs, so that repeated sorts (a tree rebuilt every
+/// step) take no page faults; [`Executor::reserve`] grows it ahead. Clones share it,
+/// and it is freed with the last clone. A sort that finds it in use by a concurrent
+/// sort on another thread takes a fresh scratch for that call.
 #[derive(Debug, Clone, Default)]
 pub struct CpuExecutor {
     pool: Option<Arc<keep_warm::OwnedPool>>,
     spin: Duration,
+    sort_scratch: Arc<Mutex<radix::Scratch>>,
 }
 
 impl CpuExecutor {
     /// An executor on rayon's global thread pool.
     pub fn new() -> Self {
-        Self { pool: None, spin: Duration::ZERO }
+        Self { pool: None, spin: Duration::ZERO, sort_scratch: Arc::default() }
     }
 
     /// An executor on its own pool of `threads` threads. Its threads sleep when idle, as
@@ -127,7 +134,7 @@ impl CpuExecutor {
             .num_threads(threads)
             .build()
             .map_err(|e| Error::InvalidArgument { what: "threads", reason: e.to_string() })?;
-        Ok(Self { pool: Some(keep_warm::OwnedPool::new(pool)), spin: Duration::ZERO })
+        Ok(Self { pool: Some(keep_warm::OwnedPool::new(pool)), spin: Duration::ZERO, sort_scratch: Arc::default() })
     }
 
     /// The same pool, its threads spinning for `spin` after each outermost
@@ -160,6 +167,16 @@ impl CpuExecutor {
     /// Number of worker threads.
     pub fn threads(&self) -> usize {
         self.pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.threads())
+    }
+
+    /// The kept sort scratch, or `None` while a concurrent sort holds it (a sort that
+    /// panicked leaves only scratch behind, so a poisoned lock is taken as it is).
+    fn sort_scratch(&self) -> Option<MutexGuard<'_, radix::Scratch>> {
+        match self.sort_scratch.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Runs `f` inside this executor's pool (on the calling thread for the global pool
@@ -294,7 +311,16 @@ impl Executor for CpuExecutor {
         Ok(())
     }
 
-    fn reserve(&self, _reserve: &Reserve) -> Result<()> {
+    /// Grows the kept sort scratch to `reserve.sort_pairs` pairs and writes its pages
+    /// (the other primitives keep no scratch).
+    fn reserve(&self, reserve: &Reserve) -> Result<()> {
+        if reserve.sort_pairs > 1 {
+            self.install(|| {
+                if let Some(mut scratch) = self.sort_scratch() {
+                    scratch.reserve(reserve.sort_pairs);
+                }
+            });
+        }
         Ok(())
     }
 
@@ -373,7 +399,10 @@ impl Executor for CpuExecutor {
     ) -> Result<()> {
         let (keys, values) = (host_mut(keys.into()), host_mut(values.into()));
         check_sort_pairs(keys.len(), values.len(), &bits)?;
-        self.install(|| radix::sort_pairs(keys, values, bits));
+        self.install(|| match self.sort_scratch() {
+            Some(mut scratch) => radix::sort_pairs(keys, values, bits, &mut scratch),
+            None => radix::sort_pairs(keys, values, bits, &mut radix::Scratch::default()),
+        });
         Ok(())
     }
 

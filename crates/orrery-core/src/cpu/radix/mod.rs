@@ -46,6 +46,7 @@ mod store;
 
 use std::ops::Range;
 
+pub(crate) use store::Scratch;
 use store::{Packed, Split};
 
 /// Tuning of the sort. The defaults were measured on the development machine (2 cores
@@ -57,6 +58,9 @@ pub(super) struct Policy {
     /// Pairs per bucket that the parallel MSD level aims at: a bucket and its scratch
     /// (24 bytes a pair) should stay in one core's L2.
     pub bucket_target: usize,
+    /// Narrowest digit of a parallel MSD level: with clustered keys a level of a few
+    /// buckets leaves most pairs in one, and every level is a pass over DRAM.
+    pub min_parallel_bits: u32,
     /// Widest digit of a parallel MSD level (2^11 write streams per thread still
     /// combine in L1/L2).
     pub max_parallel_bits: u32,
@@ -84,13 +88,14 @@ impl Policy {
     pub(super) const DEFAULT: Self = Self {
         seq_max: 1 << 15,
         bucket_target: 1 << 15,
+        min_parallel_bits: 8,
         max_parallel_bits: 11,
         min_chunk: 1 << 14,
         chunks_per_thread: 4,
         par_bucket_min: 1 << 16,
         par_split: 4,
-        child_target: 16,
-        max_cache_bits: 11,
+        child_target: 4,
+        max_cache_bits: 12,
         lsd_max_passes: 2,
         insertion_max: 24,
     };
@@ -118,14 +123,14 @@ fn range_mask(bits: &Range<u32>) -> u64 {
 }
 
 /// Sorts pairs stably by key bits `bits` (validated by the caller: `start <= end <= 64`,
-/// equal lengths), in the current rayon pool.
-pub(super) fn sort_pairs(keys: &mut [u64], values: &mut [u32], bits: Range<u32>) {
-    sort_pairs_with(keys, values, &bits, Policy::DEFAULT);
+/// equal lengths), in the current rayon pool, with `scratch` grown to `n` pairs.
+pub(crate) fn sort_pairs(keys: &mut [u64], values: &mut [u32], bits: Range<u32>, scratch: &mut Scratch) {
+    sort_pairs_with(keys, values, &bits, Policy::DEFAULT, scratch);
 }
 
 /// [`sort_pairs`] with a given tuning (the tests shrink the thresholds to reach every
 /// path on small inputs).
-fn sort_pairs_with(keys: &mut [u64], values: &mut [u32], bits: &Range<u32>, policy: Policy) {
+fn sort_pairs_with(keys: &mut [u64], values: &mut [u32], bits: &Range<u32>, policy: Policy, scratch: &mut Scratch) {
     let n = keys.len();
     let mask = range_mask(bits);
     if n < 2 || mask == 0 {
@@ -134,12 +139,11 @@ fn sort_pairs_with(keys: &mut [u64], values: &mut [u32], bits: &Range<u32>, poli
     let threads = rayon::current_num_threads().max(1);
     let par_bucket = policy.par_bucket_min.max(n / (policy.par_split * threads)).min(u32::MAX as usize);
     let ctx = Ctx { mask, policy, threads, par_bucket };
-    let mut scratch = store::scratch(n);
-    let (x, y) = (Split::new(keys, values), Packed(&mut scratch));
+    let (x, y) = (Split::new(keys, values), Packed(scratch.pairs(n)));
     if n <= policy.seq_max {
-        msd::sort_in_cache(x, y, false, &ctx);
+        msd::sort_in_cache(x, y, false, bits.end - 1, &ctx);
     } else {
-        msd::sort_parallel(x, y, false, &ctx);
+        msd::sort_parallel(x, y, false, bits.end - 1, &ctx);
     }
 }
 
@@ -155,6 +159,7 @@ mod tests {
     const TINY: Policy = Policy {
         seq_max: 8,
         bucket_target: 4,
+        min_parallel_bits: 1,
         max_parallel_bits: 3,
         min_chunk: 5,
         chunks_per_thread: 3,
@@ -183,7 +188,7 @@ mod tests {
         let (want_k, want_v) = reference(keys, bits);
         let mut k = keys.to_vec();
         let mut v: Vec<u32> = (0..keys.len() as u32).collect();
-        sort_pairs_with(&mut k, &mut v, bits, policy);
+        sort_pairs_with(&mut k, &mut v, bits, policy, &mut Scratch::default());
         assert!(v == want_v, "{what}: {} pairs, bits {bits:?}, {policy:?}: values differ", keys.len());
         assert!(k == want_k, "{what}: {} pairs, bits {bits:?}: keys differ", keys.len());
     }
@@ -283,7 +288,7 @@ mod tests {
                 for bits in [0..64, 0..63, 3..17, 60..64, 0..1] {
                     let (mut k1, mut v1) = (keys.clone(), (0..keys.len() as u32).collect::<Vec<_>>());
                     let (mut k2, mut v2) = (k1.clone(), v1.clone());
-                    sort_pairs(&mut k1, &mut v1, bits.clone());
+                    sort_pairs(&mut k1, &mut v1, bits.clone(), &mut Scratch::default());
                     legacy::sort_pairs(&mut k2, &mut v2, bits.clone());
                     assert!(v1 == v2 && k1 == k2, "{what}, bits {bits:?}: differs from the previous sort");
                 }
@@ -291,43 +296,92 @@ mod tests {
         });
     }
 
-    /// Times the new sort against the previous one at a range of sizes (run with
-    /// `cargo test --release -p orrery-core --lib timing_against_legacy -- --ignored
-    /// --nocapture`).
+    /// Parses `field=value` pairs (comma separated) over the default tuning.
+    fn policy_from(settings: &str) -> Policy {
+        let mut policy = Policy::DEFAULT;
+        for setting in settings.split(',').filter(|s| !s.trim().is_empty() && s.trim() != "keep") {
+            let (field, value) = setting.trim().split_once('=').expect("policy: field=value");
+            let value: usize = value.parse().expect("policy: a number");
+            match field {
+                "seq_max" => policy.seq_max = value,
+                "bucket_target" => policy.bucket_target = value,
+                "min_parallel_bits" => policy.min_parallel_bits = value as u32,
+                "max_parallel_bits" => policy.max_parallel_bits = value as u32,
+                "min_chunk" => policy.min_chunk = value,
+                "chunks_per_thread" => policy.chunks_per_thread = value,
+                "par_bucket_min" => policy.par_bucket_min = value,
+                "par_split" => policy.par_split = value,
+                "child_target" => policy.child_target = value,
+                "max_cache_bits" => policy.max_cache_bits = value as u32,
+                "lsd_max_passes" => policy.lsd_max_passes = value as u32,
+                "insertion_max" => policy.insertion_max = value,
+                _ => panic!("policy: unknown field {field}"),
+            }
+        }
+        policy
+    }
+
+    /// Times the new sort (with one or more tunings) against the previous one, the
+    /// variants interleaved run by run so that a loaded machine slows all alike; prints
+    /// the best run of each. Run with `cargo test --release -p orrery-core --lib
+    /// timing_against_legacy -- --ignored --nocapture`; the environment picks:
+    /// `SORT_THREADS` (default: all cores), `SORT_SIZES` and `SORT_KINDS` (comma
+    /// separated), `SORT_POLICIES` (tunings separated by `;`, each `field=value,...`
+    /// over the defaults; default: the defaults), `SORT_NO_LEGACY`, `SORT_REPS`.
     #[test]
     #[ignore = "timing, not a check"]
     fn timing_against_legacy() {
         use std::time::Instant;
-        let threads: usize = std::env::var("SORT_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(0);
+        let env = |name: &str| std::env::var(name).ok();
+        let threads: usize = env("SORT_THREADS").and_then(|t| t.parse().ok()).unwrap_or(0);
+        let sizes: Vec<usize> = env("SORT_SIZES").map_or_else(
+            || vec![100, 1000, 10_000, 30_000, 100_000, 1 << 20, 1 << 24],
+            |s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+        );
+        let kinds = env("SORT_KINDS").unwrap_or_else(|| "random,few,clustered".into());
+        let specs: Vec<String> =
+            env("SORT_POLICIES").map_or_else(|| vec![String::new()], |s| s.split(';').map(str::to_owned).collect());
+        let policies: Vec<Policy> = specs.iter().map(|s| policy_from(s)).collect();
+        // A tuning with `keep` among its settings keeps its scratch from run to run.
+        let mut kept: Vec<Scratch> = specs.iter().map(|_| Scratch::default()).collect();
+        let legacy = env("SORT_NO_LEGACY").is_none();
+        let reps_env: Option<usize> = env("SORT_REPS").and_then(|r| r.parse().ok());
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
-            for n in [100, 1000, 10_000, 30_000, 100_000, 1 << 20, 1 << 24] {
+            for &n in &sizes {
                 for (what, keys) in inputs(n, 3) {
-                    if what == "equal" || what == "low" {
+                    if !kinds.split(',').any(|k| k == what) {
                         continue;
                     }
                     for bits in [0..64, 0..63] {
-                        let reps = (20_000_000 / n).clamp(3, 2000);
-                        let mut best = [f64::INFINITY; 2];
+                        let reps = reps_env.unwrap_or((20_000_000 / n).clamp(5, 2000));
+                        let variants = policies.len() + usize::from(legacy);
+                        let mut best = vec![f64::INFINITY; variants];
                         for _ in 0..reps {
                             for (s, best) in best.iter_mut().enumerate() {
                                 let (mut k, mut v) = (keys.clone(), (0..n as u32).collect::<Vec<_>>());
                                 let t = Instant::now();
-                                if s == 0 {
-                                    sort_pairs(&mut k, &mut v, bits.clone());
+                                if let Some(&policy) = policies.get(s) {
+                                    if !specs[s].split(',').any(|t| t.trim() == "keep") {
+                                        kept[s] = Scratch::default();
+                                    }
+                                    sort_pairs_with(&mut k, &mut v, &bits, policy, &mut kept[s]);
                                 } else {
                                     legacy::sort_pairs(&mut k, &mut v, bits.clone());
                                 }
                                 *best = best.min(t.elapsed().as_secs_f64());
                             }
                         }
-                        println!(
-                            "{n:>9} {what:>9} {bits:?}: new {:9.3} ms, legacy {:9.3} ms ({:.2}x), {} threads",
-                            best[0] * 1e3,
-                            best[1] * 1e3,
-                            best[1] / best[0],
-                            rayon::current_num_threads()
-                        );
+                        let base = *best.last().unwrap();
+                        for (s, b) in best.iter().enumerate() {
+                            let name = specs.get(s).map_or("legacy", |s| if s.is_empty() { "default" } else { s });
+                            println!(
+                                "{n:>9} {what:>9} {bits:?} {} threads: {:9.3} ms ({:.2}x of the last) {name}",
+                                rayon::current_num_threads(),
+                                b * 1e3,
+                                base / b,
+                            );
+                        }
                     }
                 }
             }

@@ -28,10 +28,38 @@ pub(super) struct Pair {
     value: u32,
 }
 
-/// Zeroed scratch for `n` pairs. Zeroed allocation takes fresh pages from the OS
-/// without writing them; the first counting pass that writes a page pays its fault.
-pub(super) fn scratch(n: usize) -> Vec<Pair> {
-    bytemuck::zeroed_vec(n)
+/// A sort's scratch array, which its owner may keep between sorts: a sort no larger
+/// than one before it then takes no page faults (fresh pages cost a fault and the
+/// kernel's zeroing each, 4 KiB at a time).
+#[derive(Default)]
+pub(crate) struct Scratch(Vec<Pair>);
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scratch({} pairs)", self.0.len())
+    }
+}
+
+impl Scratch {
+    /// Room for `n` pairs, grown (to exactly `n`) when smaller. A new array is zeroed
+    /// by the allocator, which takes fresh pages from the OS without writing them.
+    pub(super) fn pairs(&mut self, n: usize) -> &mut [Pair] {
+        if self.0.len() < n {
+            // Free the old array first: the two need not exist at once.
+            self.0 = Vec::new();
+            self.0 = bytemuck::zeroed_vec(n);
+        }
+        &mut self.0[..n]
+    }
+
+    /// Grows the scratch to `n` pairs and writes every page of it, in parallel in the
+    /// current rayon pool, so that sorts of up to `n` pairs take no page fault.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        use rayon::prelude::*;
+        if self.0.len() < n {
+            self.pairs(n).par_chunks_mut(1 << 16).for_each(|c| c.fill(Pair::default()));
+        }
+    }
 }
 
 /// A contiguous run of pairs in one layout: what a counting pass reads or writes.
