@@ -20,7 +20,8 @@ use crate::suites::Config;
 enum Suite {
     /// SFC keys and key/value sort (CPU anchors of the foundation issue).
     Keys,
-    /// Device primitives: sort, scan, keys, copy.
+    /// Device primitives: sort, scan, compaction, keys, and copy and sum as bandwidth
+    /// references.
     Primitives,
     /// Sort of (u64 Hilbert key, u32 index) pairs of 2M and 25.6M uniform particles, the
     /// keys CUB sorts inside Cornerstone; peer: `cstone_octree_driver` through

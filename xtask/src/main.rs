@@ -20,7 +20,15 @@
 //!   that package's folder, `cargo package --list` of each crate in [`SOURCE_CRATES`]
 //!   lists every kernel source under its folder, and those crates build from their
 //!   `.crate` files (`cargo package`, which also covers include paths built by macros).
+//! - `cargo xtask kernels [--ptx compute_90,compute_80] [--cubin sm_90,sm_80] [--jobs N]
+//!   [--no-table] [--verbose]`: compiles every CUDA module the crates compile at run time
+//!   with NVRTC and the executor's options (PTX for the `--ptx` architectures, CUBINs for
+//!   the `--cubin` ones), validates every WGSL variant the wgpu executor may compile with
+//!   naga, checks that each kernel and its WGSL twin have the same entry points and
+//!   argument lists, and prints ptxas's registers, spills and static shared memory per
+//!   entry point; needs only libnvrtc on `LD_LIBRARY_PATH` (see [`kernels`]).
 
+mod kernels;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -71,6 +79,26 @@ enum Task {
     /// Check that every crate ships the files it embeds (include paths stay inside the
     /// package; the kernel crates package every source).
     CheckPackaging,
+    /// Compile every CUDA kernel with NVRTC (no GPU needed), validate every WGSL shader
+    /// with naga, check each kernel against its WGSL twin, and print register use.
+    Kernels {
+        /// Virtual architectures to compile PTX for.
+        #[arg(long, value_delimiter = ',', default_value = "compute_90,compute_80")]
+        ptx: Vec<String>,
+        /// Real architectures to compile CUBINs for, with ptxas's resource report (`""`
+        /// for none).
+        #[arg(long, value_delimiter = ',', default_value = "sm_90,sm_80")]
+        cubin: Vec<String>,
+        /// Parallel NVRTC compilations (default: the available cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Leave out the register table (the summary still names spilling entries).
+        #[arg(long)]
+        no_table: bool,
+        /// Also print the allowed one-language entries and the twin check's notes.
+        #[arg(long)]
+        verbose: bool,
+    },
 }
 
 /// The crates that hold kernel sources, and the extensions of the files that must all be
@@ -135,6 +163,12 @@ fn main() -> Result<()> {
             device_bundle(&out, &exclude, &selection, &examples)
         }
         Task::CheckPackaging => check_packaging(),
+        Task::Kernels { ptx, cubin, jobs, no_table, verbose } => {
+            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+            // `--cubin ""` asks for none.
+            let given = |v: Vec<String>| v.into_iter().filter(|a| !a.is_empty()).collect();
+            kernels::run(&kernels::Options { ptx: given(ptx), cubin: given(cubin), jobs, table: !no_table, verbose })
+        }
     }
 }
 

@@ -12,7 +12,9 @@
 //!   per user (see [`disk_cache_dir`]); a kernel that fails to compile is
 //!   [`Error::KernelCompile`](orrery_core::Error::KernelCompile) with NVRTC's log.
 //!   [`compile_to_ptx`] compiles without a GPU (CI does, for every module in
-//!   [`CORE_MODULES`]).
+//!   [`CORE_MODULES`]); [`compile_module_with_log`] does so with the executor's own
+//!   options ([`module_options`]) and keeps NVRTC's log, which is how `cargo xtask
+//!   kernels` compiles every module of the workspace and reports ptxas's register use.
 //! - **One stream per executor**, events for timing ([`CudaMarker`]), stream-ordered
 //!   allocation; buffers grow with 25% headroom and never shrink.
 //! - **Primitives are our own kernels** (no CUB: NVRTC has no CUB headers): an Onesweep
@@ -55,7 +57,10 @@ pub use buffer::{CudaBuffer, RawBuffer};
 pub use device::{check_driver, check_nvrtc, device_count};
 pub use executor::{CudaExecutor, DEVICE_ENV};
 pub use kernels::CORE_MODULES;
-pub use module_cache::{compile_module_to_cubin, compile_module_to_ptx, compile_to_ptx, disk_cache_dir, nvrtc_version};
+pub use module_cache::{
+    CompiledModule, compile_module_to_cubin, compile_module_to_ptx, compile_module_with_log, compile_to_ptx,
+    disk_cache_dir, module_options, nvrtc_version,
+};
 pub use policy::Policy;
 pub use record::CudaRecording;
 pub use stream::{CudaEvent, CudaMarker, CudaPending};

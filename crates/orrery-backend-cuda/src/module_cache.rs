@@ -67,8 +67,16 @@ fn c_chars_to_string(v: &[c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Compiles `source` with NVRTC; `module` and `target` name it in errors.
-fn nvrtc_compile(module: &str, source: &str, options: &[String], output: Output, target: &str) -> Result<Vec<u8>> {
+/// Compiles `source` with NVRTC; `module` and `target` name it in errors. Returns the
+/// output and NVRTC's log (warnings, and ptxas's report when asked for with
+/// `--ptxas-options=-v`).
+fn nvrtc_compile(
+    module: &str,
+    source: &str,
+    options: &[String],
+    output: Output,
+    target: &str,
+) -> Result<(Vec<u8>, String)> {
     check_nvrtc()?;
     let compile_error =
         |log: String| Error::KernelCompile { module: module.to_owned(), target: target.to_owned(), log };
@@ -79,17 +87,16 @@ fn nvrtc_compile(module: &str, source: &str, options: &[String], output: Output,
     // and `name` outlive it.
     unsafe {
         let compiled = nres::compile_program(prog, options);
+        let log = nres::get_program_log(prog).map(|l| c_chars_to_string(&l)).unwrap_or_default();
         let out = match compiled {
-            Err(_) => {
-                let log = nres::get_program_log(prog).map(|l| c_chars_to_string(&l)).unwrap_or_default();
-                Err(compile_error(log))
-            }
+            Err(_) => Err(compile_error(log)),
             Ok(()) => match output {
                 Output::Ptx => nres::get_ptx(prog)
                     .map(|p| p.iter().map(|&c| c as u8).collect())
                     .map_err(|e| nvrtc_failure("nvrtcGetPTX", e)),
                 Output::Cubin => get_cubin(prog),
-            },
+            }
+            .map(|image| (image, log)),
         };
         let _ = nres::destroy_program(prog);
         out
@@ -139,7 +146,7 @@ fn compile_options(arch_flag: &str, policy: &Policy) -> Vec<String> {
 /// cannot be loaded.
 pub fn compile_to_ptx(source: &str, arch: &str) -> Result<String> {
     let options = compile_options(arch, &Policy::default());
-    let ptx = nvrtc_compile("source", source, &options, Output::Ptx, arch)?;
+    let (ptx, _) = nvrtc_compile("source", source, &options, Output::Ptx, arch)?;
     Ok(String::from_utf8_lossy(&ptx).trim_end_matches('\0').to_owned())
 }
 
@@ -149,9 +156,8 @@ pub fn compile_to_ptx(source: &str, arch: &str) -> Result<String> {
 /// # Errors
 /// As [`compile_to_ptx`].
 pub fn compile_module_to_ptx(source: &KernelSource, arch: &str) -> Result<String> {
-    let mut options = compile_options(arch, &Policy::default());
-    options.extend(source.cuda_options());
-    let ptx = nvrtc_compile(source.name, source.cuda, &options, Output::Ptx, arch)?;
+    let options = module_options(source, arch);
+    let (ptx, _) = nvrtc_compile(source.name, source.cuda, &options, Output::Ptx, arch)?;
     Ok(String::from_utf8_lossy(&ptx).trim_end_matches('\0').to_owned())
 }
 
@@ -162,9 +168,78 @@ pub fn compile_module_to_ptx(source: &KernelSource, arch: &str) -> Result<String
 /// # Errors
 /// As [`compile_to_ptx`].
 pub fn compile_module_to_cubin(source: &KernelSource, arch: &str) -> Result<Vec<u8>> {
-    let mut options = compile_options(arch, &Policy::default());
+    let options = module_options(source, arch);
+    nvrtc_compile(source.name, source.cuda, &options, Output::Cubin, arch).map(|(cubin, _)| cubin)
+}
+
+/// The compute capability `(major, minor)` of an architecture name: `sm_90`,
+/// `compute_90` and `sm_90a` are (9, 0), `sm_100` is (10, 0); `None` for anything else.
+fn arch_capability(arch: &str) -> Option<(u32, u32)> {
+    let digits = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_"))?;
+    let digits = digits.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The NVRTC options an executor compiles `source` with on a device of architecture
+/// `arch` (`sm_XY` or `compute_XY`): `-arch=<arch>`, `--std=c++17`, the defines of
+/// [`Policy::for_compute_capability`] for that architecture (without the
+/// [`crate::policy::POLICY_ENV`] overrides; [`Policy::default`] when `arch` names no
+/// compute capability), then the source's own defines ([`KernelSource::cuda_options`]).
+/// Tools that compile every module ahead of time (`cargo xtask kernels`) use exactly
+/// these.
+pub fn module_options(source: &KernelSource, arch: &str) -> Vec<String> {
+    let policy = arch_capability(arch)
+        .map_or_else(Policy::default, |(major, minor)| Policy::for_compute_capability(major, minor));
+    let mut options = compile_options(arch, &policy);
     options.extend(source.cuda_options());
-    nvrtc_compile(source.name, source.cuda, &options, Output::Cubin, arch)
+    options
+}
+
+/// A module compiled by [`compile_module_with_log`].
+#[derive(Debug, Clone)]
+pub struct CompiledModule {
+    /// PTX text (for a `compute_XY` target) or a CUBIN (for `sm_XY`).
+    pub image: Vec<u8>,
+    /// NVRTC's log: warnings, and ptxas's resource report when the options ask for it.
+    pub log: String,
+    /// Every option NVRTC was given ([`module_options`], then the extra ones).
+    pub options: Vec<String>,
+}
+
+/// Compiles a [`KernelSource`] without a GPU, with the options of [`module_options`]
+/// followed by `extra`, and keeps NVRTC's log: PTX for a virtual architecture
+/// (`compute_90`), a CUBIN through ptxas for a real one (`sm_90`). With
+/// `extra = ["--ptxas-options=-v"]` and a real architecture, the log holds ptxas's
+/// registers, spills and shared memory per entry point.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for an architecture that is neither `compute_*` nor
+/// `sm_*`; otherwise as [`compile_to_ptx`].
+pub fn compile_module_with_log(source: &KernelSource, arch: &str, extra: &[&str]) -> Result<CompiledModule> {
+    let output = if arch.starts_with("compute_") {
+        Output::Ptx
+    } else if arch.starts_with("sm_") {
+        Output::Cubin
+    } else {
+        return Err(Error::InvalidArgument {
+            what: "architecture",
+            reason: format!("{arch:?} is neither a virtual (compute_XY) nor a real (sm_XY) architecture"),
+        });
+    };
+    let mut options = module_options(source, arch);
+    options.extend(extra.iter().map(|&o| o.to_owned()));
+    let (mut image, log) = nvrtc_compile(source.name, source.cuda, &options, output, arch)?;
+    if output == Output::Ptx {
+        // NVRTC's PTX ends in a NUL byte.
+        while image.last() == Some(&0) {
+            image.pop();
+        }
+    }
+    Ok(CompiledModule { image, log, options })
 }
 
 /// The directory of the on-disk cache, if any: `ORRERY_KERNEL_CACHE`, else
@@ -347,7 +422,7 @@ impl ModuleCache {
         {
             return Ok(self.wrap(handle));
         }
-        let cubin = nvrtc_compile(source.name, source.cuda, &options, Output::Cubin, &self.arch)?;
+        let (cubin, _) = nvrtc_compile(source.name, source.cuda, &options, Output::Cubin, &self.arch)?;
         let handle = Self::load_image(&cubin).map_err(|e| Error::KernelCompile {
             module: source.name.to_owned(),
             target: self.arch.clone(),
@@ -489,5 +564,25 @@ mod tests {
         assert_ne!(base, cache_file_name("core/scan", "src", (13, 1), &opts));
         assert_ne!(base, cache_file_name("core/scan", "src", (13, 0), &["-arch=sm_80".to_owned()]));
         assert_eq!(base, cache_file_name("core/scan", "src", (13, 0), &opts));
+    }
+
+    #[test]
+    fn architecture_names_give_their_compute_capability() {
+        assert_eq!(arch_capability("sm_90"), Some((9, 0)));
+        assert_eq!(arch_capability("compute_80"), Some((8, 0)));
+        assert_eq!(arch_capability("sm_90a"), Some((9, 0)));
+        assert_eq!(arch_capability("sm_100"), Some((10, 0)));
+        assert_eq!(arch_capability("sm_"), None);
+        assert_eq!(arch_capability("gfx90a"), None);
+    }
+
+    #[test]
+    fn module_options_are_the_executors() {
+        static DEFS: [orrery_core::Define; 1] = [orrery_core::Define { name: "X", value: "1" }];
+        let source = KernelSource::new("m", "", "").with_defines(&DEFS);
+        let options = module_options(&source, "compute_80");
+        assert_eq!(options[..2], ["-arch=compute_80".to_owned(), STD_OPTION.to_owned()]);
+        assert!(options[2..].starts_with(&Policy::for_compute_capability(8, 0).defines()));
+        assert_eq!(options.last().map(String::as_str), Some("-DX=1"));
     }
 }

@@ -165,7 +165,7 @@ pub const POLICY_ENV: &str = "ORRERY_CUDA_POLICY";
 
 impl Policy {
     /// This policy with the overrides of [`POLICY_ENV`] applied (for tuning sweeps
-    /// without a rebuild). Only the scan's shape can be overridden for now.
+    /// without a rebuild): the scan's and the sort's shapes.
     ///
     /// # Errors
     /// [`orrery_core::Error::InvalidArgument`] naming a malformed pair or unknown field.
@@ -174,11 +174,16 @@ impl Policy {
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let bad = || orrery_core::Error::InvalidArgument {
                 what: POLICY_ENV,
-                reason: format!("{pair:?} is not name=value with a known scan field and a positive integer"),
+                reason: format!("{pair:?} is not name=value with a known scan or sort field and a positive integer"),
             };
             let (name, value) = pair.split_once('=').ok_or_else(bad)?;
+            let name = name.trim();
             let value: u32 = value.trim().parse().ok().filter(|&v| v > 0).ok_or_else(bad)?;
-            match name.trim() {
+            match name {
+                "sort_items" => self.sort_items = value,
+                "sort_min_blocks" => self.sort_min_blocks = value,
+                "sort_hist_items" => self.sort_hist_items = value,
+                "sort_hist_blocks_per_sm" => self.sort_hist_blocks_per_sm = value,
                 "scan_threads" => self.scan_threads = value,
                 "scan_vecs" => self.scan_vecs = value,
                 "scan_lookback_words" => self.scan_lookback_words = value,

@@ -128,14 +128,21 @@ impl Gpu {
         })
     }
 
-    fn pipeline(&self, src: &str, checked: bool) -> wgpu::ComputePipeline {
+    /// `checks`: 0 wgpu's defaults, 1 bounds checks without loop bounding, 2 neither.
+    fn pipeline(&self, src: &str, checks: u32) -> wgpu::ComputePipeline {
         let desc = wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(src.into()) };
-        let module = if checked {
-            self.device.create_shader_module(desc)
-        } else {
+        let module = match checks {
+            0 => self.device.create_shader_module(desc),
             // SAFETY: the probe's shaders index only below `n`, which is within every
             // binding, and all their loops are bounded.
-            unsafe { self.device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+            1 => unsafe {
+                self.device.create_shader_module_trusted(
+                    desc,
+                    wgpu::ShaderRuntimeChecks { force_loop_bounding: false, ..wgpu::ShaderRuntimeChecks::checked() },
+                )
+            },
+            // SAFETY: as above.
+            _ => unsafe { self.device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) },
         };
         self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: None,
@@ -244,15 +251,15 @@ fn main() {
         })
     };
 
-    for checked in [true, false] {
-        let tag = if checked { "checked" } else { "unchecked" };
+    for checks in [0u32, 1, 2] {
+        let tag = ["checked", "bounds checks, no loop bounding", "unchecked"][checks as usize];
         for (name, src_text, per_elem, grid_stride, moved) in [
             ("shader copy u32", COPY_U32, 1u64, false, 2 * bytes),
             ("shader copy vec4", COPY_VEC4, 4, false, 2 * bytes),
             ("shader copy vec4 grid-stride 65535 wg", COPY_VEC4_STRIDE, 4, true, 2 * bytes),
             ("morton loop u32 -> u32", MORTON, 1, false, 2 * bytes),
         ] {
-            let pipe = gpu.pipeline(src_text, checked);
+            let pipe = gpu.pipeline(src_text, checks);
             let elements = N / per_elem;
             let uniform = uniform_of(elements, 0);
             let bind = bind_of(&pipe, &uniform);
@@ -263,7 +270,7 @@ fn main() {
     }
 
     // Empty dispatches: the fixed cost of a compute pass in one encoder.
-    let pipe = gpu.pipeline(EMPTY, true);
+    let pipe = gpu.pipeline(EMPTY, 0);
     let uniform = uniform_of(1, 0);
     let bind = bind_of(&pipe, &uniform);
     for passes in [1usize, 1000] {

@@ -183,6 +183,17 @@ pub(crate) struct Context {
     pub signatures: Mutex<std::collections::HashSet<(String, String, usize)>>,
 }
 
+/// The preprocessor names a module is compiled with: `defines`, with `SUBGROUP` when
+/// `subgroups` (the subgroup paths are on), sorted.
+pub(crate) fn with_subgroup<'d>(defines: &[&'d str], subgroups: bool) -> Vec<&'d str> {
+    let mut all: Vec<&str> = defines.to_vec();
+    if subgroups && !all.contains(&"SUBGROUP") {
+        all.push("SUBGROUP");
+    }
+    all.sort_unstable();
+    all
+}
+
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data behind; keep going.
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -340,12 +351,7 @@ impl Context {
 
     /// `defines` with `SUBGROUP` when the subgroup paths are on, sorted.
     fn defines<'d>(&self, defines: &[&'d str]) -> Vec<&'d str> {
-        let mut all: Vec<&str> = defines.to_vec();
-        if self.subgroups && !all.contains(&"SUBGROUP") {
-            all.push("SUBGROUP");
-        }
-        all.sort_unstable();
-        all
+        with_subgroup(defines, self.subgroups)
     }
 
     /// Compiles a module without building pipelines; returns the reflected bindings of

@@ -46,6 +46,12 @@
 //! as `vec2<u32>`, low word first (their little-endian bytes), and the kernels do 64-bit
 //! arithmetic on word pairs.
 //!
+//! # Checking shaders without a device
+//! [`offline`] lists every WGSL variant the executor may compile (core modules with each
+//! set of defines their primitives use, and any [`orrery_core::KernelSource`], with and
+//! without subgroups) and validates one as the executor does, with naga and no adapter;
+//! `cargo xtask kernels` runs it over the workspace.
+//!
 //! # Selecting the adapter
 //! See [`WgpuOptions`] and the environment variables `ORRERY_WGPU_ADAPTER`,
 //! `ORRERY_WGPU_BACKEND`, `ORRERY_WGPU_SUBGROUPS`.
@@ -68,6 +74,7 @@ mod buffer;
 mod context;
 mod executor;
 mod launch;
+pub mod offline;
 mod pipeline_cache;
 pub mod preprocess;
 mod primitives;

@@ -167,6 +167,15 @@ pub(crate) struct ModuleSpec<'a> {
 }
 
 impl ModuleSpec<'_> {
+    /// The text naga compiles: [`ModuleSpec::text`] through the preprocessor, with the
+    /// preprocessor names and every define's name (valued or not) defined.
+    pub(crate) fn preprocessed(&self) -> Result<String> {
+        let mut names: Vec<&str> = self.defines.to_vec();
+        names.extend(self.consts.iter().map(|d| d.name));
+        preprocess(&self.text(), &names, &shaders::include)
+            .map_err(|log| compile_error(self.name, "WGSL preprocessor", log))
+    }
+
     /// The cache key: name, preprocessor names, and the valued defines.
     fn key(&self) -> ModuleKey {
         let mut consts: Vec<String> = self.consts.iter().map(|d| format!("{}={}", d.name, d.value)).collect();
@@ -217,10 +226,13 @@ fn capabilities(features: wgpu::Features) -> naga::valid::Capabilities {
 }
 
 /// What [`reflect`] finds.
-struct Reflected {
-    entries: HashMap<String, Arc<EntryBindings>>,
-    workgroup_override: bool,
-    shared_override: bool,
+pub(crate) struct Reflected {
+    /// The bindings of each compute entry point, by name.
+    pub entries: HashMap<String, Arc<EntryBindings>>,
+    /// Whether the module declares `override WORKGROUP_SIZE`.
+    pub workgroup_override: bool,
+    /// Whether the module declares `override DYNAMIC_SHARED_WORDS`.
+    pub shared_override: bool,
 }
 
 /// The checked type of a uniform member.
@@ -240,12 +252,29 @@ fn member_type(inner: &naga::TypeInner) -> MemberType {
     }
 }
 
-/// Parses, validates and reflects a preprocessed WGSL source.
-fn reflect(name: &str, text: &str, features: wgpu::Features) -> Result<Reflected> {
+/// Parses and validates a preprocessed WGSL source with the capabilities of a device with
+/// `features`, as the executor does before handing the source to wgpu.
+pub(crate) fn parse_and_validate(
+    name: &str,
+    text: &str,
+    features: wgpu::Features,
+) -> Result<(naga::Module, naga::valid::ModuleInfo)> {
     let module = naga::front::wgsl::parse_str(text).map_err(|e| compile_error(name, "WGSL", e.emit_to_string(text)))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities(features))
         .validate(&module)
         .map_err(|e| compile_error(name, "WGSL", e.emit_to_string(text)))?;
+    Ok((module, info))
+}
+
+/// Parses, validates and reflects a preprocessed WGSL source.
+fn reflect(name: &str, text: &str, features: wgpu::Features) -> Result<Reflected> {
+    let (module, info) = parse_and_validate(name, text, features)?;
+    reflect_module(name, &module, &info)
+}
+
+/// The compute entry points of a validated module with the bindings each uses, and
+/// whether it declares the `WORKGROUP_SIZE` and `DYNAMIC_SHARED_WORDS` overrides.
+pub(crate) fn reflect_module(name: &str, module: &naga::Module, info: &naga::valid::ModuleInfo) -> Result<Reflected> {
     let mut entries = HashMap::new();
     for (index, ep) in module.entry_points.iter().enumerate() {
         if ep.stage != naga::ShaderStage::Compute {
@@ -352,10 +381,7 @@ impl PipelineCache {
             return Ok(m.clone());
         }
         let name = spec.name;
-        let mut names: Vec<&str> = spec.defines.to_vec();
-        names.extend(spec.consts.iter().map(|d| d.name));
-        let text = preprocess(&spec.text(), &names, &shaders::include)
-            .map_err(|log| compile_error(name, "WGSL preprocessor", log))?;
+        let text = spec.preprocessed()?;
         let reflected = reflect(name, &text, device.features())?;
         let module = with_validation(
             device,

@@ -5,10 +5,14 @@
 //! contract first and speed second — but it is a real product, benchmarked against the
 //! CPU anchors, not a slow oracle:
 //!
-//! - the radix sort is a chunk-parallel LSD sort on 8-bit digits that skips digit
-//!   passes whose digit is the same for every key (see [`radix`]);
-//! - scans and compactions are two-pass chunk-parallel (count, scan the chunk sums,
-//!   write), so each touches the data twice at most;
+//! - the radix sort finds the key bits that vary, splits the pairs in one parallel MSD
+//!   pass over DRAM into buckets that fit a core's cache, and sorts each bucket on one
+//!   thread in cache (LSD on its own varying bits, another MSD pass, or an insertion
+//!   sort for tiny buckets), so each pair crosses DRAM about twice (see [`radix`],
+//!   ADR 0015);
+//! - scans and compactions run in cache-sized super-blocks (sum or count every block,
+//!   scan the block sums, write every block while it is still cached), so DRAM sees
+//!   each input read once and each output written once (see [`scan`]);
 //! - floating-point reductions are reproducible: fixed tiles of [`REDUCE_TILE`]
 //!   elements, each summed left to right, then the tile results left to right, so the
 //!   result does not depend on the number of threads.
@@ -20,14 +24,15 @@
 mod isa;
 mod keep_warm;
 mod radix;
+mod scan;
 mod segmented;
 
 pub use isa::{CpuIsa, MAX_CPU_ISA_ENV};
 pub use keep_warm::DEFAULT_SPIN;
 
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -44,9 +49,9 @@ use crate::view::{View, ViewMut};
 /// Elements per tile of a reproducible reduction (independent of the thread count).
 pub const REDUCE_TILE: usize = 1 << 14;
 
-/// Elements per chunk of the chunk-parallel scan, compaction and sort passes. Large
-/// enough that per-chunk bookkeeping is negligible, small enough to balance 16+ cores
-/// on a million elements.
+/// Elements per chunk of the chunk-parallel copy, fill and histogram. Large enough that
+/// per-chunk bookkeeping is negligible, small enough to balance 16+ cores on a million
+/// elements.
 const CHUNK: usize = 1 << 16;
 
 /// A host array owned by the CPU executor.
@@ -97,16 +102,23 @@ impl<T: Storage> DeviceBuffer<T> for CpuBuffer<T> {
 /// ([`CpuExecutor::with_spin`], e.g. with [`DEFAULT_SPIN`]): a spinning pool costs idle
 /// CPU time in the user's process (ADR 0008). The global pool is shared with the rest of
 /// the process and keeps rayon's own behaviour.
+///
+/// The sort keeps its scratch (12 bytes per pair of the largest sort so far) between
+/// calls, as the GPU executors keep theirs, so that repeated sorts (a tree rebuilt every
+/// step) take no page faults; [`Executor::reserve`] grows it ahead. Clones share it,
+/// and it is freed with the last clone. A sort that finds it in use by a concurrent
+/// sort on another thread takes a fresh scratch for that call.
 #[derive(Debug, Clone, Default)]
 pub struct CpuExecutor {
     pool: Option<Arc<keep_warm::OwnedPool>>,
     spin: Duration,
+    sort_scratch: Arc<Mutex<radix::Scratch>>,
 }
 
 impl CpuExecutor {
     /// An executor on rayon's global thread pool.
     pub fn new() -> Self {
-        Self { pool: None, spin: Duration::ZERO }
+        Self { pool: None, spin: Duration::ZERO, sort_scratch: Arc::default() }
     }
 
     /// An executor on its own pool of `threads` threads. Its threads sleep when idle, as
@@ -122,7 +134,7 @@ impl CpuExecutor {
             .num_threads(threads)
             .build()
             .map_err(|e| Error::InvalidArgument { what: "threads", reason: e.to_string() })?;
-        Ok(Self { pool: Some(keep_warm::OwnedPool::new(pool)), spin: Duration::ZERO })
+        Ok(Self { pool: Some(keep_warm::OwnedPool::new(pool)), spin: Duration::ZERO, sort_scratch: Arc::default() })
     }
 
     /// The same pool, its threads spinning for `spin` after each outermost
@@ -155,6 +167,16 @@ impl CpuExecutor {
     /// Number of worker threads.
     pub fn threads(&self) -> usize {
         self.pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.threads())
+    }
+
+    /// The kept sort scratch, or `None` while a concurrent sort holds it (a sort that
+    /// panicked leaves only scratch behind, so a poisoned lock is taken as it is).
+    fn sort_scratch(&self) -> Option<MutexGuard<'_, radix::Scratch>> {
+        match self.sort_scratch.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Runs `f` inside this executor's pool (on the calling thread for the global pool
@@ -289,7 +311,16 @@ impl Executor for CpuExecutor {
         Ok(())
     }
 
-    fn reserve(&self, _reserve: &Reserve) -> Result<()> {
+    /// Grows the kept sort scratch to `reserve.sort_pairs` pairs and writes its pages
+    /// (the other primitives keep no scratch).
+    fn reserve(&self, reserve: &Reserve) -> Result<()> {
+        if reserve.sort_pairs > 1 {
+            self.install(|| {
+                if let Some(mut scratch) = self.sort_scratch() {
+                    scratch.reserve(reserve.sort_pairs);
+                }
+            });
+        }
         Ok(())
     }
 
@@ -368,7 +399,10 @@ impl Executor for CpuExecutor {
     ) -> Result<()> {
         let (keys, values) = (host_mut(keys.into()), host_mut(values.into()));
         check_sort_pairs(keys.len(), values.len(), &bits)?;
-        self.install(|| radix::sort_pairs(keys, values, bits));
+        self.install(|| match self.sort_scratch() {
+            Some(mut scratch) => radix::sort_pairs(keys, values, bits, &mut scratch),
+            None => radix::sort_pairs(keys, values, bits, &mut radix::Scratch::default()),
+        });
         Ok(())
     }
 
@@ -421,7 +455,7 @@ impl Executor for CpuExecutor {
     ) -> Result<()> {
         let (input, output) = (host(input.into()), host_mut(output.into()));
         check_len("scan output", input.len() + 1, output.len())?;
-        self.install(|| exclusive_scan(input, output));
+        self.install(|| scan::exclusive_scan(input, output));
         Ok(())
     }
 
@@ -435,7 +469,7 @@ impl Executor for CpuExecutor {
         check_len("counted scan input", count.bound(), input.len())?;
         check_len("counted scan output", count.bound() + 1, output.len())?;
         let n = live(&count);
-        self.install(|| exclusive_scan(&input[..n], &mut output[..=n]));
+        self.install(|| scan::exclusive_scan(&input[..n], &mut output[..=n]));
         Ok(())
     }
 
@@ -446,7 +480,7 @@ impl Executor for CpuExecutor {
     ) -> Result<()> {
         let (input, output) = (host(input.into()), host_mut(output.into()));
         check_len("inclusive scan output", input.len(), output.len())?;
-        self.install(|| segmented::inclusive_scan(input, output));
+        self.install(|| scan::inclusive_scan(input, output));
         Ok(())
     }
 
@@ -494,7 +528,7 @@ impl Executor for CpuExecutor {
         let (input, flags) = (host(input.into()), host(flags.into()));
         let (output, count) = (host_mut(output.into()), host_mut(count.into()));
         check_compact(input.len(), flags.len(), output.len(), count.len())?;
-        count[0] = self.install(|| compact(input, flags, output));
+        count[0] = self.install(|| scan::compact(input, flags, output));
         Ok(())
     }
 
@@ -511,7 +545,7 @@ impl Executor for CpuExecutor {
         check_len("counted compaction input", live_count.bound(), input.len())?;
         check_compact(input.len(), flags.len(), output.len(), count.len())?;
         let n = live(&live_count);
-        count[0] = self.install(|| compact(&input[..n], &flags[..n], &mut output[..n]));
+        count[0] = self.install(|| scan::compact(&input[..n], &flags[..n], &mut output[..n]));
         Ok(())
     }
 
@@ -538,30 +572,6 @@ impl Executor for CpuExecutor {
     }
 }
 
-/// Chunk-parallel exclusive scan into CSR-offsets form (`out.len() == input.len() + 1`).
-pub(crate) fn exclusive_scan(input: &[u32], out: &mut [u32]) {
-    let sums: Vec<u32> = input.par_chunks(CHUNK).map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v))).collect();
-    let mut carry = 0u32;
-    let starts: Vec<u32> = sums
-        .iter()
-        .map(|&s| {
-            let start = carry;
-            carry = carry.wrapping_add(s);
-            start
-        })
-        .collect();
-    let total = carry;
-    let (body, last) = out.split_at_mut(input.len());
-    last[0] = total;
-    body.par_chunks_mut(CHUNK).zip(input.par_chunks(CHUNK)).zip(starts.par_iter()).for_each(|((o, i), &start)| {
-        let mut acc = start;
-        for (dst, &v) in o.iter_mut().zip(i) {
-            *dst = acc;
-            acc = acc.wrapping_add(v);
-        }
-    });
-}
-
 /// Reproducible reduction: fixed tiles reduced left to right, then the tile results.
 pub(crate) fn reduce<T: Element>(input: &[T], op: ReduceOp) -> T {
     let tiles: Vec<T> = input
@@ -569,30 +579,6 @@ pub(crate) fn reduce<T: Element>(input: &[T], op: ReduceOp) -> T {
         .map(|tile| tile.iter().fold(op.identity::<T>(), |a, &v| op.apply(a, v)))
         .collect();
     tiles.into_iter().fold(op.identity::<T>(), |a, v| op.apply(a, v))
-}
-
-/// Order-preserving compaction; returns the number of selected elements.
-fn compact<T: Storage>(input: &[T], flags: &[u32], output: &mut [T]) -> u32 {
-    let counts: Vec<usize> = flags.par_chunks(CHUNK).map(|c| c.iter().filter(|&&f| f != 0).count()).collect();
-    let mut total = 0usize;
-    let mut rest: &mut [T] = output;
-    let mut pieces = Vec::with_capacity(counts.len());
-    for &c in &counts {
-        let (head, tail) = rest.split_at_mut(c);
-        pieces.push(head);
-        rest = tail;
-        total += c;
-    }
-    pieces.into_par_iter().zip(input.par_chunks(CHUNK)).zip(flags.par_chunks(CHUNK)).for_each(|((dst, src), f)| {
-        let mut k = 0;
-        for (&v, &flag) in src.iter().zip(f) {
-            if flag != 0 {
-                dst[k] = v;
-                k += 1;
-            }
-        }
-    });
-    total as u32
 }
 
 /// `output[indices[i]] = input[i]` in parallel. Indices are in bounds (checked by the

@@ -390,6 +390,7 @@ fn policy_variants(gpu: &CudaExecutor) -> Vec<CudaExecutor> {
         Policy { hilbert_levels: 1, scan_vecs: 4, scan_lookback_words: 4, sort_min_blocks: 2, ..base },
         Policy { scan_threads: 512, scan_vecs: 8, scan_lookback_words: 2, sort_items: 12, ..base },
         Policy { scan_threads: 128, scan_vecs: 16, sort_items: 12, sort_min_blocks: 2, ..base },
+        Policy { sort_items: 18, sort_hist_items: 16, ..base },
     ];
     shapes.iter().map(|&p| CudaExecutor::with_policy(gpu.ordinal(), p).unwrap()).collect()
 }

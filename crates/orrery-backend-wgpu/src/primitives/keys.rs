@@ -65,9 +65,9 @@ pub(crate) fn hilbert3_words() -> Vec<u32> {
         .collect()
 }
 
-/// How a launch computes its keys.
+/// How a launch computes its keys: which variant of `sfc.wgsl` it compiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Variant {
+pub(crate) enum Variant {
     /// Magic-mask bit spreading.
     Morton,
     /// Seven lookups in the three-level table in workgroup memory.
@@ -77,6 +77,9 @@ enum Variant {
 }
 
 impl Variant {
+    /// Every variant.
+    pub(crate) const ALL: [Self; 3] = [Self::Morton, Self::Hilbert3, Self::Hilbert1];
+
     /// The variant for `curve` on a device with `workgroup_bytes` of workgroup memory.
     fn choose(curve: Curve, workgroup_bytes: u32) -> Self {
         match curve {
@@ -94,6 +97,16 @@ impl Variant {
             Self::Hilbert1 => &["HILBERT", "HILBERT1"],
         }
     }
+}
+
+/// The defines of `sfc.wgsl` for `variant`, with `F64` (its f64 entry point) where the
+/// adapter has `SHADER_F64`.
+pub(crate) fn sfc_defines(variant: Variant, f64: bool) -> Vec<&'static str> {
+    let mut defines = variant.defines().to_vec();
+    if f64 {
+        defines.push("F64");
+    }
+    defines
 }
 
 /// Workgroups of a launch over `n` positions: one per round of `WORKGROUP * ITEMS`
@@ -125,10 +138,7 @@ pub(crate) fn sfc_keys<T: Real>(
         return Ok(());
     }
     let variant = Variant::choose(mapper.curve(), rec.ctx.limits.max_compute_workgroup_storage_size);
-    let mut defines: Vec<&str> = variant.defines().to_vec();
-    if rec.ctx.caps.f64 {
-        defines.push("F64");
-    }
+    let defines = sfc_defines(variant, rec.ctx.caps.f64);
     let pipeline = rec.pipeline(SFC, &defines, if f64 { "sfc_keys_f64" } else { "sfc_keys_f32" })?;
     let table = match variant {
         // Morton keys do not bind the table; the slot still has to hold a buffer.

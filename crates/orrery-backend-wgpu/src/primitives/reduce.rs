@@ -19,13 +19,24 @@ fn type_define(dtype: DType) -> &'static str {
     }
 }
 
-/// The operation define of `reduce.wgsl`.
-fn op_define(op: ReduceOp) -> &'static str {
+/// The operation define of `reduce.wgsl` and `segmented.wgsl`.
+pub(crate) fn op_define(op: ReduceOp) -> &'static str {
     match op {
         ReduceOp::Sum => "OP_SUM",
         ReduceOp::Min => "OP_MIN",
         ReduceOp::Max => "OP_MAX",
     }
+}
+
+/// The defines `reduce.wgsl` is compiled with for `dtype` and `op` (`SUBGROUP` is added
+/// by the executor): subgroup reductions (`SG_REDUCE`) only where the subgroup paths are
+/// on and the result cannot depend on the order (32-bit integers).
+pub(crate) fn reduce_defines(dtype: DType, op: ReduceOp, subgroups: bool) -> Vec<&'static str> {
+    let mut defines = vec![type_define(dtype), op_define(op)];
+    if subgroups && matches!(dtype, DType::U32 | DType::I32) {
+        defines.push("SG_REDUCE");
+    }
+    defines
 }
 
 /// `output[0]` = reduction of `input` with `op` (the identity when it is empty).
@@ -41,11 +52,7 @@ pub(crate) fn reduce<T: Element>(rec: &mut Recorder<'_>, input: Arg<'_>, op: Red
         ));
     }
     let n = count((input.len / size_of::<T>() as u64) as usize, "reduce input")?;
-    let mut defines = vec![type_define(T::DTYPE), op_define(op)];
-    // Subgroup reductions only where the result cannot depend on the order.
-    if rec.ctx.subgroups && matches!(T::DTYPE, DType::U32 | DType::I32) {
-        defines.push("SG_REDUCE");
-    }
+    let defines = reduce_defines(T::DTYPE, op, rec.ctx.subgroups);
     let identity = op.identity::<T>();
     let identity = bytemuck::bytes_of(&identity);
     let tiles = n.div_ceil(REDUCE_TILE);

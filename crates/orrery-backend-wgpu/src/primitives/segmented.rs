@@ -9,6 +9,7 @@
 use orrery_core::executor::unsupported;
 use orrery_core::{DType, Element, Order, ReduceOp, Result, ScanKind, ViewMutOf, ViewOf};
 
+use super::reduce::op_define;
 use super::{Params, arg, arg_mut, count, per_element};
 use crate::context::DispatchGrid;
 use crate::executor::WgpuExecutor;
@@ -17,7 +18,12 @@ use crate::shaders::SEGMENTED;
 /// The element-type defines of `search.wgsl` and `segmented.wgsl` (`W64` marks the
 /// 8-byte types, read as `vec2<u32>`).
 pub(super) fn type_defines<T: Element>() -> &'static [&'static str] {
-    match T::DTYPE {
+    dtype_defines(T::DTYPE)
+}
+
+/// [`type_defines`] by element type.
+pub(crate) fn dtype_defines(dtype: DType) -> &'static [&'static str] {
+    match dtype {
         DType::U32 => &["T_U32"],
         DType::I32 => &["T_I32"],
         DType::F32 => &["T_F32"],
@@ -27,12 +33,11 @@ pub(super) fn type_defines<T: Element>() -> &'static [&'static str] {
     }
 }
 
-fn op_define(op: ReduceOp) -> &'static str {
-    match op {
-        ReduceOp::Sum => "OP_SUM",
-        ReduceOp::Min => "OP_MIN",
-        ReduceOp::Max => "OP_MAX",
-    }
+/// The defines of `segmented.wgsl`'s `segmented_reduce` for `dtype` and `op`.
+pub(crate) fn segmented_reduce_defines(dtype: DType, op: ReduceOp) -> Vec<&'static str> {
+    let mut defines = dtype_defines(dtype).to_vec();
+    defines.push(op_define(op));
+    defines
 }
 
 // The executor hands its views over by value (the signatures the trait methods call).
@@ -88,8 +93,7 @@ impl WgpuExecutor {
         if segments == 0 {
             return Ok(());
         }
-        let mut defines = type_defines::<T>().to_vec();
-        defines.push(op_define(op));
+        let defines = segmented_reduce_defines(T::DTYPE, op);
         let identity = op.identity::<T>();
         let identity = bytemuck::bytes_of(&identity);
         let params = Params::new().u32(segments).u32(n).bytes(identity);

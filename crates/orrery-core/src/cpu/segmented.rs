@@ -1,5 +1,4 @@
-//! The CPU executor's searches, histogram, inclusive scan and segmented (CSR)
-//! primitives: the references the GPU kernels are tested against.
+//! The CPU executor's searches, histogram and segmented (CSR) primitives: the references the GPU kernels are tested against.
 //!
 //! Segments come from [`segment_bounds`] (the same clamping rule on every executor). A
 //! segmented scan assigns each element to `seg(i) = upper_bound(offsets, i) - 1` (the
@@ -56,27 +55,6 @@ pub(crate) fn histogram(exec: &CpuExecutor, values: &[u32], output: &mut [u32]) 
     });
     output.copy_from_slice(&partial);
     Ok(())
-}
-
-/// Chunk-parallel inclusive scan (`output.len() == input.len()`).
-pub(crate) fn inclusive_scan(input: &[u32], output: &mut [u32]) {
-    let sums: Vec<u32> = input.par_chunks(CHUNK).map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v))).collect();
-    let mut carry = 0u32;
-    let starts: Vec<u32> = sums
-        .iter()
-        .map(|&s| {
-            let start = carry;
-            carry = carry.wrapping_add(s);
-            start
-        })
-        .collect();
-    output.par_chunks_mut(CHUNK).zip(input.par_chunks(CHUNK)).zip(starts.par_iter()).for_each(|((o, i), &start)| {
-        let mut acc = start;
-        for (dst, &v) in o.iter_mut().zip(i) {
-            acc = acc.wrapping_add(v);
-            *dst = acc;
-        }
-    });
 }
 
 /// The segment element `i` belongs to under the segmented-scan rule, or `None`.

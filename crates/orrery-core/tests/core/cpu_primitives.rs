@@ -22,6 +22,23 @@ fn std_sort(keys: &[u64], values: &[u32], bits: std::ops::Range<u32>) -> (Vec<u6
     pairs.into_iter().unzip()
 }
 
+/// Keys of one of four kinds: 0 random, 1 all equal, 2 few distinct, 3 clustered (most
+/// keys share their high bits and spread over scales, a few anywhere: the shape of a
+/// Plummer sphere's Hilbert keys).
+fn keys_of_kind(kind: u32, n: usize, seed: u64) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| match kind {
+            0 => rng.random(),
+            1 => 0x0123_4567_89ab_cdef,
+            2 => rng.random_range(0..4u64) * 0x1111_1111_1111_1111,
+            _ if rng.random_range(0..8) == 0 => rng.random(),
+            _ => 0x7fe0_0000_0000_0000 | rng.random::<u64>() >> rng.random_range(12..52),
+        })
+        .collect()
+}
+
 fn bit_range() -> impl Strategy<Value = std::ops::Range<u32>> {
     (0u32..=64, 0u32..=64).prop_map(|(a, b)| a.min(b)..a.max(b))
 }
@@ -38,6 +55,23 @@ proptest! {
         // With `few_distinct`, keys collide constantly, so stability is exercised.
         let keys: Vec<u64> = if few_distinct { keys.iter().map(|k| k % 7 * 0x0101_0101_0101_0101).collect() } else { keys };
         let values: Vec<u32> = (0..keys.len() as u32).collect();
+        let e = exec();
+        let (mut k, mut v) = (e.upload(&keys).unwrap(), e.upload(&values).unwrap());
+        e.sort_pairs(&mut k, &mut v, bits.clone()).unwrap();
+        let (rk, rv) = std_sort(&keys, &values, bits);
+        prop_assert_eq!(e.download(&v).unwrap(), rv);
+        prop_assert_eq!(e.download(&k).unwrap(), rk);
+    }
+
+    #[test]
+    fn sort_pairs_matches_stable_std_sort_on_skewed_keys(
+        seed in any::<u64>(),
+        kind in 0u32..4,
+        n in 0usize..3000,
+        bits in bit_range(),
+    ) {
+        let keys = keys_of_kind(kind, n, seed);
+        let values: Vec<u32> = (0..n as u32).collect();
         let e = exec();
         let (mut k, mut v) = (e.upload(&keys).unwrap(), e.upload(&values).unwrap());
         e.sort_pairs(&mut k, &mut v, bits.clone()).unwrap();
@@ -253,6 +287,59 @@ fn float_sums_do_not_depend_on_the_thread_count() {
         sums.push(e.download(&out).unwrap()[0].to_bits());
     }
     assert!(sums.windows(2).all(|w| w[0] == w[1]), "float sum changed with the thread count: {sums:?}");
+}
+
+#[test]
+fn sorts_of_every_kind_and_range_match_beyond_the_sequential_sizes() {
+    // Sizes past the sequential threshold, the per-thread buckets and a million pairs,
+    // on pools of 1 and 3 threads (different bucket splits).
+    for threads in [1, 3] {
+        let e = CpuExecutor::with_threads(threads).unwrap();
+        for n in [32_769usize, 65_537, 262_147, 1 << 20] {
+            for kind in 0..4 {
+                let keys = keys_of_kind(kind, n, n as u64 + u64::from(kind));
+                let values: Vec<u32> = (0..n as u32).collect();
+                for bits in [0..64, 0..63, 3..17, 60..64, 0..1] {
+                    let (mut k, mut v) = (e.upload(&keys).unwrap(), e.upload(&values).unwrap());
+                    e.sort_pairs(&mut k, &mut v, bits.clone()).unwrap();
+                    let (rk, rv) = std_sort(&keys, &values, bits.clone());
+                    assert!(
+                        e.download(&v).unwrap() == rv,
+                        "{n} pairs of kind {kind}, bits {bits:?}, {threads} threads"
+                    );
+                    assert!(e.download(&k).unwrap() == rk, "{n} keys of kind {kind}, bits {bits:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_kept_sort_scratch_serves_growing_shrinking_and_concurrent_sorts() {
+    let e = CpuExecutor::with_threads(2).unwrap();
+    e.reserve(&orrery_core::Reserve { sort_pairs: 100_000, ..Default::default() }).unwrap();
+    let check = |e: &CpuExecutor, n: usize, seed: u64| {
+        let keys = keys_of_kind(3, n, seed);
+        let values: Vec<u32> = (0..n as u32).collect();
+        let (mut k, mut v) = (e.upload(&keys).unwrap(), e.upload(&values).unwrap());
+        e.sort_pairs(&mut k, &mut v, 0..63).unwrap();
+        let (rk, rv) = std_sort(&keys, &values, 0..63);
+        assert!(e.download(&v).unwrap() == rv && e.download(&k).unwrap() == rk, "{n} pairs (seed {seed})");
+    };
+    for (i, n) in [50_000usize, 300_001, 5, 70_000, 2].into_iter().enumerate() {
+        check(&e, n, i as u64);
+    }
+    // Clones share the scratch; sorts running at once must not share it.
+    std::thread::scope(|s| {
+        for t in 0..3u64 {
+            let e = e.clone();
+            s.spawn(move || {
+                for r in 0..4 {
+                    check(&e, 40_000 + 10_007 * r, 100 + t * 10 + r as u64);
+                }
+            });
+        }
+    });
 }
 
 #[test]

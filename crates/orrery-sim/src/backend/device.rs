@@ -25,6 +25,10 @@ use crate::{Result, SimError, State};
 pub const MODULE: KernelSource =
     KernelSource::new("sim/integrate", orrery_kernels::sim::INTEGRATE, orrery_shaders::sim::INTEGRATE);
 
+/// Every module this crate launches (for ahead-of-time checks: `cargo xtask kernels`
+/// compiles each with NVRTC and validates its WGSL).
+pub const KERNEL_MODULES: [KernelSource; 1] = [MODULE];
+
 /// Threads per block (`SIM_THREADS` in the CUDA source).
 pub const THREADS: u32 = 256;
 

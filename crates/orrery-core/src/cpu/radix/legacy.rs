@@ -1,4 +1,6 @@
-//! Chunk-parallel LSD radix sort of `(u64 key, u32 value)` pairs.
+//! The previous sort (until issue 18), kept for the tests: a chunk-parallel LSD radix
+//! sort of `(u64 key, u32 value)` pairs, one DRAM pass per 8-bit digit. The new sort
+//! must give exactly its permutation, and `timing_against_legacy` compares the two.
 //!
 //! Each pass sorts by one 8-bit digit: every chunk of [`CHUNK`] pairs counts its digits
 //! in parallel, one sequential pass turns the `256 x chunks` counts into stable output
