@@ -120,7 +120,12 @@ impl Gpu {
     }
 
     fn buffer(&self, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor { label: None, size: bytes, usage, mapped_at_creation: false })
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: bytes,
+            usage,
+            mapped_at_creation: false,
+        })
     }
 
     fn pipeline(&self, src: &str, checked: bool) -> wgpu::ComputePipeline {
