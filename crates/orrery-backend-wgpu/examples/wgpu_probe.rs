@@ -23,7 +23,7 @@ const N: u64 = 256 << 20; // u32 elements: 1 GiB
 const REPEATS: usize = 7;
 const WG: u32 = 256;
 
-const COPY_U32: &str = r#"
+const COPY_U32: &str = r"
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> n: vec4<u32>;
@@ -32,9 +32,9 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     let i = g.x + g.y * nwg.x * 256u;
     if i < n.x { dst[i] = src[i]; }
 }
-"#;
+";
 
-const COPY_VEC4: &str = r#"
+const COPY_VEC4: &str = r"
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> n: vec4<u32>;
@@ -43,9 +43,9 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     let i = g.x + g.y * nwg.x * 256u;
     if i < n.x { dst[i] = src[i]; }
 }
-"#;
+";
 
-const COPY_VEC4_STRIDE: &str = r#"
+const COPY_VEC4_STRIDE: &str = r"
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> n: vec4<u32>;
@@ -54,9 +54,9 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     let stride = nwg.x * 256u;
     for (var i = g.x; i < n.x; i += stride) { dst[i] = src[i]; }
 }
-"#;
+";
 
-const MORTON: &str = r#"
+const MORTON: &str = r"
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> n: vec4<u32>;
@@ -75,9 +75,9 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
     }
     dst[i] = lo ^ hi;
 }
-"#;
+";
 
-const EMPTY: &str = r#"
+const EMPTY: &str = r"
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> n: vec4<u32>;
@@ -85,7 +85,7 @@ const EMPTY: &str = r#"
 fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     if g.x == 0u && n.y == 1u { dst[0] = src[0]; }
 }
-"#;
+";
 
 struct Gpu {
     device: wgpu::Device,
@@ -142,7 +142,7 @@ impl Gpu {
             layout: None,
             module: &module,
             entry_point: Some("main"),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
             cache: None,
         })
     }
@@ -159,7 +159,7 @@ impl Gpu {
         let read = self.buffer(16, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
         let mut times = Vec::new();
         for rep in 0..=REPEATS {
-            let mut enc = self.device.create_command_encoder(&Default::default());
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
             record(&mut enc, &set);
             enc.resolve_query_set(&set, 0..2, &resolve, 0);
             enc.copy_buffer_to_buffer(&resolve, 0, &read, 0, 16);
@@ -180,13 +180,15 @@ impl Gpu {
     }
 }
 
+// One measurement after another, each a few lines: splitting it would only scatter them.
+#[allow(clippy::too_many_lines)]
 fn main() {
     let gpu = Gpu::open();
     let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
     let bytes = N * 4;
     let src = gpu.buffer(bytes, usage);
     let dst = gpu.buffer(bytes, usage);
-    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    let mut enc = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
     enc.clear_buffer(&src, 0, None);
     gpu.queue.submit([enc.finish()]);
     let report = |what: &str, ms: f64, moved: u64| {
@@ -268,7 +270,7 @@ fn main() {
         let ms = gpu.time(|enc, set| {
             enc.write_timestamp(set, 0);
             for _ in 0..passes {
-                let mut pass = enc.begin_compute_pass(&Default::default());
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
                 pass.set_pipeline(&pipe);
                 pass.set_bind_group(0, &bind, &[]);
                 pass.dispatch_workgroups(1, 1, 1);
@@ -293,12 +295,12 @@ fn main() {
             pass.dispatch_workgroups(1, 1, 1);
         }
     });
-    println!(" 1000 empty dispatches in one pass:   {ms:>9.3} ms ({:.2} us each)", ms);
+    println!(" 1000 empty dispatches in one pass:   {ms:>9.3} ms ({ms:.2} us each)");
 
     // Host side: submission round trip of an empty encoder, and bind-group creation.
     let t = Instant::now();
     for _ in 0..100 {
-        let enc = gpu.device.create_command_encoder(&Default::default());
+        let enc = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
         gpu.queue.submit([enc.finish()]);
         gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
     }
