@@ -783,11 +783,13 @@ impl Recorder<'_> {
         Ok((offset, binding))
     }
 
-    /// Records a buffer-to-buffer copy of `src.len` bytes (no-op for 0 bytes).
+    /// Records an encoder copy (`copy_buffer_to_buffer`) of `src.len` bytes (no-op for 0
+    /// bytes). The executor's copies go through [`crate::primitives::data::copy`], which
+    /// uses a kernel where it can (several times faster) and this where it cannot.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `dst` is shorter than `src`.
-    pub(crate) fn copy(&mut self, src: Arg<'_>, dst: Arg<'_>) -> Result<()> {
+    pub(crate) fn copy_buffer(&mut self, src: Arg<'_>, dst: Arg<'_>) -> Result<()> {
         orrery_core::executor::check_range("copy destination", dst.len as usize, 0, src.len as usize)?;
         if src.len == 0 {
             return Ok(());
