@@ -1,9 +1,13 @@
-// core/data — data movement by element size: fill, iota, gather, scatter; the
+// core/data — data movement by element size: copy, fill, iota, gather, scatter; the
 // indirect-launch arguments of a device count.
 //
 // What it computes (n = params.n, one invocation per element, i < n; every buffer is a
 // view: element i of binding `b` is b[off_b + i], off_b the executor-filled `off_*`
 // field, in the binding's elements):
+//   copy_128    dst[i] = src[i]                         (16-byte units as vec4<u32>: a copy
+//               whose byte offsets and length are multiples of 16)
+//   copy_32     dst[i] = src[i]                         (32-bit words: the other copies of
+//               4-byte aligned offsets and length)
 //   fill_32     buf[i] = value                          (4-byte elements: u32, i32, f32)
 //   fill_64     buf[i] = value                          (8-byte elements as vec2<u32>)
 //   fill_words  word j < n * words of buf: value word (j % words) - first when it is in
@@ -22,6 +26,8 @@
 // (linear_block); invocations past the end return. indirect_args: one workgroup.
 //
 // Buffers (binding: direction, length, layout)
+//   copy_*:           0 src (read, n), 1 dst (write, n); distinct allocations (one
+//                     allocation cannot be bound read and read_write in one dispatch)
 //   fill_*, iota:     0 buf (write, >= n)
 //   gather_*:         0 input (read, len), 1 indices (read, n, u32), 2 output (write, n)
 //   scatter_*:        0 input (read, n), 1 indices (read, n, u32), 2 output (write, len)
@@ -38,8 +44,24 @@
 // Measured cost (examples/wgpu_primitives, median of 7, device timestamps):
 //   lavapipe (llvmpipe, 2 cores), 1M u64 gather: 8.2 ms (before views). H200: not
 //   measured yet.
+//   Copies (examples/wgpu_probe, raw wgpu 30, H200 Vulkan, NVIDIA 580.159.04, 1 GiB):
+//   one vec4<u32> per invocation 0.504 ms (4259 GB/s, CUDA's copy), one u32 per
+//   invocation 0.926 ms (2318 GB/s), copy_buffer_to_buffer 2.526 ms (850 GB/s): so the
+//   executor's copy is copy_128 where it can be, copy_32 otherwise.
 
 //#include core/common
+
+struct CopyParams128 {
+    n: u32,
+    off_copy128_src: u32,
+    off_copy128_dst: u32,
+}
+
+struct CopyParams32 {
+    n: u32,
+    off_copy32_src: u32,
+    off_copy32_dst: u32,
+}
 
 struct FillParams32 {
     n: u32,
@@ -93,6 +115,30 @@ struct IndirectParams {
     max_per_dimension: u32,
     off_ia_count: u32,
     off_ia_args: u32,
+}
+
+@group(0) @binding(0) var<storage, read> copy128_src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> copy128_dst: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> copy128_params: CopyParams128;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn copy_128(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_block(wid, nwg) * WORKGROUP_SIZE + inv.lid;
+    if i < copy128_params.n {
+        copy128_dst[copy128_params.off_copy128_dst + i] = copy128_src[copy128_params.off_copy128_src + i];
+    }
+}
+
+@group(0) @binding(0) var<storage, read> copy32_src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> copy32_dst: array<u32>;
+@group(0) @binding(2) var<uniform> copy32_params: CopyParams32;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn copy_32(inv: Invocation, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_block(wid, nwg) * WORKGROUP_SIZE + inv.lid;
+    if i < copy32_params.n {
+        copy32_dst[copy32_params.off_copy32_dst + i] = copy32_src[copy32_params.off_copy32_src + i];
+    }
 }
 
 @group(0) @binding(0) var<storage, read_write> fill32_buf: array<u32>;

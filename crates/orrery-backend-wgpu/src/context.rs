@@ -1,12 +1,23 @@
 //! The device, its one logical stream, and the recorder every operation goes through.
 //!
 //! # Batching
-//! Work is recorded into one pending [`wgpu::CommandEncoder`] (a compute pass per
-//! dispatch, so wgpu places the barriers between dependent dispatches) and submitted
-//! only when the host needs a result or an ordering point: [`Recorder::wait`] (read,
-//! download, synchronize, host-clock markers), [`Recorder::flush`] (write, markers),
-//! or when a batch reaches [`MAX_BATCH_COMMANDS`] commands or fills its parameter arena.
-//! No primitive waits for the device.
+//! Work is recorded into one pending [`wgpu::CommandEncoder`] and submitted only when the
+//! host needs a result or an ordering point: [`Recorder::wait`] (read, download,
+//! synchronize, host-clock markers), [`Recorder::flush`] (write, markers), or when a
+//! batch reaches [`MAX_BATCH_COMMANDS`] commands or fills its parameter arena. No
+//! primitive waits for the device.
+//!
+//! Consecutive dispatches share one open compute pass ([`Batch`]); any other command
+//! (a copy the kernels cannot do, a clear, a timestamp, a readback) ends the pass first,
+//! and so does a submit. Dependent dispatches stay ordered inside a pass: every dispatch
+//! is its own usage scope, so wgpu places the barrier between a dispatch that writes a
+//! storage buffer and a later one that reads or writes it (or reads it as indirect
+//! arguments). Why one pass: on the H200 (NVIDIA 580.159.04 Vulkan driver, raw wgpu 30,
+//! `examples/wgpu_probe.rs`) an empty dispatch costs 6.36 us of GPU time when it has a
+//! compute pass of its own and 1.39 us when 1,000 dispatches share one, and the
+//! primitives and the tree builds issue hundreds of small dispatches (the ball tree's
+//! LevelSort of 16x1024 points: 7.2 ms on wgpu against 0.71 ms on CUDA with a pass per
+//! dispatch). See `docs/adr/0015-wgpu-pass-batching-and-trusted-shaders.md`.
 //!
 //! # Scalar parameters
 //! Each dispatch's uniform block is appended to a host-side arena, one slot per dispatch
@@ -145,9 +156,64 @@ fn signature_error(pipeline: &Pipeline, reason: String) -> Error {
 /// The first asynchronous error, kept until the next wait reports it.
 type ErrorSlot = Arc<Mutex<Option<Error>>>;
 
+/// A command encoder being recorded and the compute pass open on it, if any.
+///
+/// The pass is a [`wgpu::ComputePass<'static>`] ([`wgpu::ComputePass::forget_lifetime`])
+/// so it can live next to its encoder; wgpu then reports any use of the encoder while
+/// the pass is open as a validation error that invalidates the whole batch. The fields
+/// are private so that this cannot happen: [`Batch::encoder`] ends the pass before it
+/// hands out the encoder, [`Batch::pass`] opens one on demand, and [`Batch::finish`]
+/// ends it before `CommandEncoder::finish`.
+pub(crate) struct Batch {
+    /// Declared before the encoder, so a dropped batch ends its pass first.
+    pass: Option<wgpu::ComputePass<'static>>,
+    encoder: Option<wgpu::CommandEncoder>,
+    label: &'static str,
+}
+
+impl Batch {
+    /// An empty batch whose encoder, once created, carries `label`.
+    pub(crate) fn new(label: &'static str) -> Self {
+        Self { pass: None, encoder: None, label }
+    }
+
+    /// Whether nothing was recorded since the last [`Batch::finish`].
+    pub(crate) fn is_empty(&self) -> bool {
+        self.encoder.is_none()
+    }
+
+    /// The encoder, for a command outside a compute pass: ends the open pass first.
+    pub(crate) fn encoder(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
+        self.pass = None;
+        let label = self.label;
+        self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+        })
+    }
+
+    /// The open compute pass, begun on the encoder when none is open.
+    pub(crate) fn pass(&mut self, device: &wgpu::Device) -> &mut wgpu::ComputePass<'static> {
+        let (encoder, label) = (&mut self.encoder, self.label);
+        self.pass.get_or_insert_with(|| {
+            encoder
+                .get_or_insert_with(|| {
+                    device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+                })
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None })
+                .forget_lifetime()
+        })
+    }
+
+    /// Ends the open pass and finishes the encoder; `None` when nothing was recorded.
+    pub(crate) fn finish(&mut self) -> Option<wgpu::CommandBuffer> {
+        self.pass = None;
+        self.encoder.take().map(wgpu::CommandEncoder::finish)
+    }
+}
+
 /// Recording state of the executor's stream.
 pub(crate) struct Stream {
-    encoder: Option<wgpu::CommandEncoder>,
+    batch: Batch,
     commands: usize,
     arena: Vec<u8>,
     arena_buffer: wgpu::Buffer,
@@ -253,7 +319,7 @@ impl Context {
             mapped_at_creation: false,
         });
         let stream = Stream {
-            encoder: None,
+            batch: Batch::new("orrery"),
             commands: 0,
             arena: Vec::with_capacity(arena_bytes as usize),
             arena_buffer,
@@ -532,12 +598,16 @@ impl Recorder<'_> {
         Ok(())
     }
 
+    /// The batch's encoder for one command outside a compute pass (ends the open pass).
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
-        let device = &self.ctx.device;
         self.stream.commands += 1;
-        self.stream.encoder.get_or_insert_with(|| {
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("orrery") })
-        })
+        self.stream.batch.encoder(&self.ctx.device)
+    }
+
+    /// The batch's open compute pass for one dispatch (opens one when none is).
+    fn pass(&mut self) -> &mut wgpu::ComputePass<'static> {
+        self.stream.commands += 1;
+        self.stream.batch.pass(&self.ctx.device)
     }
 
     /// Submits when the batch is long enough.
@@ -703,15 +773,13 @@ impl Recorder<'_> {
             layout: &pipeline.layout,
             entries: &entries,
         });
-        let encoder = self.encoder();
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        let pass = self.pass();
         pass.set_pipeline(&pipeline.compute);
         pass.set_bind_group(0, &bind_group, &[]);
         match grid {
             GridRef::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
             GridRef::Indirect(buf, offset) => pass.dispatch_workgroups_indirect(buf, offset),
         }
-        drop(pass);
         self.maybe_flush();
         Ok(())
     }
@@ -739,11 +807,13 @@ impl Recorder<'_> {
         Ok((offset, binding))
     }
 
-    /// Records a buffer-to-buffer copy of `src.len` bytes (no-op for 0 bytes).
+    /// Records an encoder copy (`copy_buffer_to_buffer`) of `src.len` bytes (no-op for 0
+    /// bytes). The executor's copies go through [`crate::primitives::data::copy`], which
+    /// uses a kernel where it can (several times faster) and this where it cannot.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `dst` is shorter than `src`.
-    pub(crate) fn copy(&mut self, src: Arg<'_>, dst: Arg<'_>) -> Result<()> {
+    pub(crate) fn copy_buffer(&mut self, src: Arg<'_>, dst: Arg<'_>) -> Result<()> {
         orrery_core::executor::check_range("copy destination", dst.len as usize, 0, src.len as usize)?;
         if src.len == 0 {
             return Ok(());
@@ -795,24 +865,27 @@ impl Recorder<'_> {
     /// Submits the pending batch (no wait); returns the submission's index when there
     /// was one.
     pub(crate) fn flush(&mut self) -> Option<wgpu::SubmissionIndex> {
-        let encoder = self.stream.encoder.take();
-        if encoder.is_none() && !self.stream.writes_pending {
+        if self.stream.batch.is_empty() && !self.stream.writes_pending {
             return None;
         }
+        let commands = self.stream.batch.finish();
         if !self.stream.arena.is_empty() {
             self.ctx.queue.write_buffer(&self.stream.arena_buffer, 0, &self.stream.arena);
             self.stream.arena.clear();
         }
-        let index = self.ctx.queue.submit(encoder.map(wgpu::CommandEncoder::finish));
+        let index = self.ctx.queue.submit(commands);
         self.stream.commands = 0;
         self.stream.writes_pending = false;
         Some(index)
     }
 
-    /// Submits `buffer` after the pending batch (a replay).
-    pub(crate) fn submit(&mut self, buffer: wgpu::CommandBuffer) {
+    /// Submits `buffer` after the pending batch (a replay; `None`: an empty one, only the
+    /// pending batch is submitted).
+    pub(crate) fn submit(&mut self, buffer: Option<wgpu::CommandBuffer>) {
         self.flush();
-        self.ctx.queue.submit([buffer]);
+        if let Some(buffer) = buffer {
+            self.ctx.queue.submit([buffer]);
+        }
     }
 
     /// Submits and waits until the device is idle; reports asynchronous errors.

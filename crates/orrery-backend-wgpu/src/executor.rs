@@ -204,7 +204,11 @@ impl Executor for WgpuExecutor {
                 other => other?,
             };
             let new = WgpuBuffer::new(buffer, len, capacity);
-            self.ctx.recorder().copy(Arg::whole(buf.arc()).read_only().with_len(buf.bytes()), Arg::whole(new.arc()))?;
+            primitives::data::copy(
+                &mut self.ctx.recorder(),
+                Arg::whole(buf.arc()).read_only().with_len(buf.bytes()),
+                Arg::whole(new.arc()),
+            )?;
             *buf = new;
         } else {
             buf.len = len;
@@ -342,7 +346,7 @@ impl Executor for WgpuExecutor {
     ) -> Result<()> {
         let (src, dst) = (src.into(), dst.into());
         check_len("copy destination", src.len(), dst.len())?;
-        self.ctx.recorder().copy(arg(&src), arg_mut(&dst))
+        primitives::data::copy(&mut self.ctx.recorder(), arg(&src), arg_mut(&dst))
     }
 
     fn fill<'a, T: Storage>(&self, dst: impl Into<ViewMutOf<'a, Self, T>>, value: T) -> Result<()> {
@@ -557,7 +561,11 @@ impl WgpuExecutor {
         let bytes = (len as u64).saturating_mul(size_of::<T>() as u64);
         let buffer = self.ctx.create_buffer(bytes, STORAGE_USAGE, "orrery buffer")?;
         let new = WgpuBuffer::new(buffer, len, len);
-        self.ctx.recorder().copy(Arg::whole(buf.arc()).read_only().with_len(buf.bytes()), Arg::whole(new.arc()))?;
+        primitives::data::copy(
+            &mut self.ctx.recorder(),
+            Arg::whole(buf.arc()).read_only().with_len(buf.bytes()),
+            Arg::whole(new.arc()),
+        )?;
         *buf = new;
         Ok(())
     }

@@ -7,9 +7,10 @@
 //! an arena of the capture, and the grid (a direct size or an indirect-argument view).
 //! When the body returns, the arena becomes one uniform buffer owned by the recording
 //! and every dispatch's bind group is built once against it. A replay checks the
-//! allocations, encodes every command into one new encoder and submits it after the
-//! stream's pending work; nothing is allocated or written per replay except that command
-//! buffer (wgpu command buffers are single-use).
+//! allocations, encodes every command into one new encoder (consecutive dispatches in one
+//! compute pass, as the stream records them) and submits it after the stream's pending
+//! work; nothing is allocated or written per replay except that command buffer (wgpu
+//! command buffers are single-use).
 //!
 //! Sizes that change between replays come from the device: device counts
 //! ([`orrery_core::DeviceCount`]) and indirect grids ([`orrery_core::gpu::Grid::Indirect`]).
@@ -32,7 +33,7 @@ use std::thread::ThreadId;
 use orrery_core::{Error, Result};
 
 use crate::adapter::BACKEND;
-use crate::context::{Bound, Context};
+use crate::context::{Batch, Bound, Context};
 use crate::pipeline_cache::Pipeline;
 
 /// The grid of a captured dispatch.
@@ -230,15 +231,15 @@ impl WgpuRecording {
         Ok(())
     }
 
-    /// The commands encoded into one command buffer.
-    pub(crate) fn encode(&self, device: &wgpu::Device) -> wgpu::CommandBuffer {
-        let mut encoder =
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("orrery replay") });
+    /// The commands encoded into one command buffer (`None` for an empty recording):
+    /// consecutive dispatches share one compute pass, which a copy or clear ends (see
+    /// [`crate::context`], "Batching").
+    pub(crate) fn encode(&self, device: &wgpu::Device) -> Option<wgpu::CommandBuffer> {
+        let mut batch = Batch::new("orrery replay");
         for c in &self.commands {
             match c {
                 Replayed::Dispatch { pipeline, bind_group, grid } => {
-                    let mut pass = encoder
-                        .begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                    let pass = batch.pass(device);
                     pass.set_pipeline(&pipeline.compute);
                     pass.set_bind_group(0, bind_group, &[]);
                     match *grid {
@@ -249,7 +250,7 @@ impl WgpuRecording {
                     }
                 }
                 Replayed::Copy { src, src_offset, dst, dst_offset, bytes } => {
-                    encoder.copy_buffer_to_buffer(
+                    batch.encoder(device).copy_buffer_to_buffer(
                         &self.buffers[*src],
                         *src_offset,
                         &self.buffers[*dst],
@@ -258,10 +259,10 @@ impl WgpuRecording {
                     );
                 }
                 Replayed::Clear { dst, offset, bytes } => {
-                    encoder.clear_buffer(&self.buffers[*dst], *offset, Some(*bytes));
+                    batch.encoder(device).clear_buffer(&self.buffers[*dst], *offset, Some(*bytes));
                 }
             }
         }
-        encoder.finish()
+        batch.finish()
     }
 }

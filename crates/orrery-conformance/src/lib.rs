@@ -148,6 +148,45 @@ pub fn plain_old_data_of_any_width<E: Executor>(exec: &E) -> Outcome {
     Ok(())
 }
 
+/// `n` elements from element `from` of a random source to element `to` of a random
+/// destination; the whole destination after the copy.
+fn copied<E: Executor, T: Storage>(exec: &E, n: usize, from: usize, to: usize, seed: u64) -> Result<Vec<T>, String> {
+    let random = |len: usize, seed: u64| -> Vec<T> {
+        let mut r = rng(seed);
+        let bytes: Vec<u8> = (0..len * size_of::<T>()).map(|_| r.random()).collect();
+        bytemuck::pod_collect_to_vec(&bytes)
+    };
+    let src = upload(exec, &random(from + n + 2, seed))?;
+    let mut dst = upload(exec, &random(to + n + 3, seed + 1))?;
+    dev(exec.copy(dev(src.slice(from..from + n), "slice")?, dev(dst.slice_mut(to..to + n), "slice")?), "copy")?;
+    down(exec, &dst)
+}
+
+fn copies_of<E: Executor, T: Storage>(exec: &E, what: &str) -> Outcome {
+    let cpu = CpuExecutor::new();
+    // Element offsets that put 4- and 8-byte views on, off and differently off 16 bytes.
+    let pairs = [(0usize, 0usize), (1, 3), (4, 8), (8, 4), (1, 1), (3, 0)];
+    for n in [0usize, 1, 3, 4, 5, 17, 1_000_003] {
+        for &(from, to) in if n > 1000 { &pairs[..2] } else { &pairs[..] } {
+            let seed = n as u64 ^ (from as u64) << 32 ^ (to as u64) << 40;
+            let (got, want) = (copied::<E, T>(exec, n, from, to, seed)?, copied::<_, T>(&cpu, n, from, to, seed)?);
+            let (got, want): (&[u8], &[u8]) = (bytemuck::cast_slice(&got), bytemuck::cast_slice(&want));
+            same(&format!("copy of {n} {what} from {from} to {to} (bytes)"), got, want)?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies of 4-, 8-, 12- and 16-byte elements, lengths 0 to 1000003, between views at
+/// element offsets that are 16-byte aligned, differently aligned and unaligned; the
+/// destination's elements outside the copy stay as they were.
+pub fn copies_of_every_width_at_any_offset<E: Executor>(exec: &E) -> Outcome {
+    copies_of::<E, u32>(exec, "u32")?;
+    copies_of::<E, f64>(exec, "f64")?;
+    copies_of::<E, [u32; 3]>(exec, "[u32; 3]")?;
+    copies_of::<E, [f32; 4]>(exec, "[f32; 4]")
+}
+
 /// A sort of the middle of a key array leaves the ends untouched.
 pub fn sort_of_a_sub_range<E: Executor>(exec: &E) -> Outcome {
     let cpu = CpuExecutor::new();
@@ -537,6 +576,7 @@ pub fn checks<E: Executor>() -> Vec<Check<E>> {
     vec![
         ("views_of_scans_and_compactions", views_of_scans_and_compactions::<E>),
         ("plain_old_data_of_any_width", plain_old_data_of_any_width::<E>),
+        ("copies_of_every_width_at_any_offset", copies_of_every_width_at_any_offset::<E>),
         ("sort_of_a_sub_range", sort_of_a_sub_range::<E>),
         ("bounds_of_sorted_and_unsorted_arrays", bounds_of_sorted_and_unsorted_arrays::<E>),
         ("histograms_ignore_values_past_the_bins", histograms_ignore_values_past_the_bins::<E>),

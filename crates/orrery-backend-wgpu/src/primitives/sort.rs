@@ -69,8 +69,8 @@ pub(crate) fn sort_pairs(rec: &mut Recorder<'_>, keys: Arg<'_>, values: Arg<'_>,
         passes += 1;
     }
     if passes % 2 == 1 {
-        rec.copy(alt_k, keys)?;
-        rec.copy(alt_v, values)?;
+        super::data::copy(rec, alt_k, keys)?;
+        super::data::copy(rec, alt_v, values)?;
     }
     Ok(())
 }

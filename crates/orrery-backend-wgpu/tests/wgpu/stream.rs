@@ -1,9 +1,10 @@
-//! Synchronisation and markers (never timing assertions: only that they work).
+//! Synchronisation, markers (never timing assertions: only that they work) and the
+//! batching of commands: dispatches sharing one compute pass, other commands ending it.
 
 use orrery_backend_wgpu::{WgpuExecutor, WgpuOptions};
-use orrery_core::{Executor, ExecutorKind};
+use orrery_core::{Executor, ExecutorKind, Reserve, Slice};
 
-use crate::common::{each, executor};
+use crate::common::{cpu, each, executor};
 
 fn some_work(e: &WgpuExecutor) {
     let mut keys = e.upload(&(0..100_000u64).rev().collect::<Vec<_>>()).unwrap();
@@ -74,6 +75,79 @@ fn an_executor_is_usable_from_several_threads() {
                     assert!(got.iter().enumerate().all(|(i, &v)| v == t * 1000 + i as u32));
                 }
             });
+        }
+    });
+}
+
+/// A chain of dependent primitives with no read in between, interleaving dispatches (one
+/// shared compute pass) with commands that end the pass (clears, copies, timestamps):
+/// `n` values through iota, a scan, a clear, a copy, a gather and a compaction.
+fn a_dependent_chain<E: Executor>(e: &E, n: usize, timestamps: bool) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let mut a = e.alloc::<u32>(n).unwrap();
+    e.iota(&mut a, 3).unwrap();
+    let mut offsets = e.alloc::<u32>(n + 1).unwrap();
+    e.exclusive_scan(&a, &mut offsets).unwrap();
+    let start = timestamps.then(|| e.mark().unwrap());
+    let mut b = e.alloc::<u32>(n).unwrap();
+    e.fill(&mut b, 0).unwrap(); // a clear: ends the pass
+    e.copy(offsets.slice(1..n + 1).unwrap(), b.slice_mut(0..n).unwrap()).unwrap();
+    let mut idx = e.alloc::<u32>(n).unwrap();
+    e.iota(&mut idx, 0).unwrap();
+    let mut flags = e.alloc::<u32>(n).unwrap();
+    e.fill(&mut flags, 0).unwrap();
+    e.fill(flags.slice_mut(n / 3..n).unwrap(), 1).unwrap();
+    let mut gathered = e.alloc::<u32>(n).unwrap();
+    e.gather(&b, &idx, &mut gathered).unwrap();
+    let mut kept = e.alloc::<u32>(n).unwrap();
+    let mut count = e.alloc::<u32>(1).unwrap();
+    e.compact(&gathered, &flags, &mut kept, &mut count).unwrap();
+    if let Some(start) = start {
+        let end = e.mark().unwrap();
+        e.elapsed(&start, &end).unwrap();
+    }
+    (e.download(&offsets).unwrap(), e.download(&kept).unwrap(), e.download(&count).unwrap())
+}
+
+#[test]
+fn dependent_dispatches_sharing_a_pass_see_each_others_writes() {
+    each(|label, e| {
+        for n in [1usize, 1000, 70_000] {
+            assert_eq!(a_dependent_chain(e, n, true), a_dependent_chain(&cpu(), n, false), "{label} n={n}");
+        }
+    });
+}
+
+#[test]
+fn a_recording_mixing_dispatches_clears_and_copies_replays_like_the_cpu() {
+    each(|label, e| {
+        let n = 3000usize;
+        e.reserve(&Reserve { scan: n, ..Reserve::default() }).unwrap();
+        let src = e.upload(&(0..n as u32).map(|i| i % 7).collect::<Vec<_>>()).unwrap();
+        let mut scanned = e.alloc::<u32>(n + 1).unwrap();
+        let mut copied = e.alloc::<u32>(n + 1).unwrap();
+        let mut again = e.alloc::<u32>(n + 1).unwrap();
+        let recording = e
+            .record(&mut || {
+                e.fill(&mut copied, 0)?; // a clear between dispatches
+                e.exclusive_scan(&src, &mut scanned)?;
+                e.copy(&scanned, &mut copied)?;
+                e.fill(copied.slice_mut(0..1)?, 0)?;
+                e.inclusive_scan(copied.slice(1..n + 1)?, again.slice_mut(0..n)?)
+            })
+            .unwrap();
+        let c = cpu();
+        let cs = c.upload(&(0..n as u32).map(|i| i % 7).collect::<Vec<_>>()).unwrap();
+        let mut cscanned = c.alloc::<u32>(n + 1).unwrap();
+        c.exclusive_scan(&cs, &mut cscanned).unwrap();
+        let mut cagain = c.alloc::<u32>(n + 1).unwrap();
+        c.inclusive_scan(cscanned.slice(1..n + 1).unwrap(), cagain.slice_mut(0..n).unwrap()).unwrap();
+        for round in 0..2 {
+            e.fill(&mut again, 9).unwrap();
+            e.replay(&recording).unwrap();
+            assert_eq!(e.download(&copied).unwrap(), c.download(&cscanned).unwrap(), "{label} round {round}");
+            let mut want = c.download(&cagain).unwrap();
+            want[n] = 9;
+            assert_eq!(e.download(&again).unwrap(), want, "{label} round {round}");
         }
     });
 }

@@ -43,6 +43,42 @@ fn copy_view<E: Executor, T: Storage>(e: &E, n: usize, seed: u64) -> Vec<u8> {
     bits(&e.download(&dst).unwrap())
 }
 
+/// `n` elements from element `from` of a source to element `to` of a destination; the
+/// whole destination (its elements outside the copy included).
+fn copy_at<E: Executor, T: Storage>(e: &E, n: usize, from: usize, to: usize, seed: u64) -> Vec<u8> {
+    let src = e.upload(&random::<T>(n + from + 2, seed)).unwrap();
+    let mut dst = e.upload(&random::<T>(n + to + 3, seed + 1)).unwrap();
+    e.copy(src.slice(from..from + n).unwrap(), dst.slice_mut(to..to + n).unwrap()).unwrap();
+    bits(&e.download(&dst).unwrap())
+}
+
+/// Copies of `T` at every (source, destination) element offset pair below: with the
+/// offsets of 4- and 8-byte elements these are 16-byte aligned, aligned differently, or
+/// not at all, so both copy kernels and each view rule run (16-byte elements are always
+/// the vec4 kernel). The 1000003-element copy runs at the first two pairs only (time).
+fn copies_of<T: Storage>(what: &str) {
+    const PAIRS: [(usize, usize); 6] = [(0, 0), (1, 3), (4, 8), (8, 4), (1, 1), (3, 0)];
+    for n in [0usize, 1, 3, 4, 5, 17, 1_000_003] {
+        let pairs = if n > 1000 { &PAIRS[..2] } else { &PAIRS[..] };
+        for &(from, to) in pairs {
+            compare!(format!("copy {what} n={n} {from}->{to}"), copy_at::<_, T>, n, from, to, n as u64 + 17);
+        }
+    }
+}
+
+#[test]
+fn copies_of_every_storage_width_at_aligned_and_odd_offsets() {
+    copies_of::<u32>("u32");
+    copies_of::<i32>("i32");
+    copies_of::<f32>("f32");
+    copies_of::<u64>("u64");
+    copies_of::<i64>("i64");
+    copies_of::<f64>("f64");
+    copies_of::<[u32; 3]>("[u32; 3]");
+    copies_of::<[f32; 4]>("[f32; 4]");
+    copies_of::<[u32; 5]>("[u32; 5]");
+}
+
 fn fill_view<E: Executor, T: Storage>(e: &E, n: usize, value: T) -> Vec<u8> {
     let mut dst = e.upload(&random::<T>(n + 5, 9)).unwrap();
     e.fill(dst.slice_mut(1..n + 1).unwrap(), value).unwrap();
