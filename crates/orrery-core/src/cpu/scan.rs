@@ -76,7 +76,7 @@ fn scan_super_block(
 }
 
 /// Writes one block of an exclusive (`INCLUSIVE = false`) or inclusive scan from `acc`.
-#[inline(always)]
+#[inline]
 fn write_block<const INCLUSIVE: bool>(out: &mut [u32], input: &[u32], mut acc: u32) {
     for (dst, &v) in out.iter_mut().zip(input) {
         let next = acc.wrapping_add(v);
@@ -120,7 +120,7 @@ pub(crate) fn inclusive_scan(input: &[u32], out: &mut [u32]) {
 /// free slot and the slot advances by its flag (an unselected element is overwritten by
 /// the next one), so random flags cost no mispredictions; the elements after the last
 /// selected one are not looked at, so no store goes past `dst`.
-#[inline(always)]
+#[inline]
 fn compact_block<T: Copy>(dst: &mut [T], src: &[T], f: &[u32]) {
     let Some(last) = f.iter().rposition(|&flag| flag != 0) else {
         return;
