@@ -41,7 +41,7 @@ pub(super) fn counts_to_offsets(counts: &mut [u32]) {
 /// each digit's start offset on entry (from [`counts_to_offsets`]) and its end on
 /// return. `key_mask` is the sort's bit range: a digit that reaches past it must not see
 /// the bits beyond.
-#[inline(always)]
+#[inline]
 pub(super) fn scatter<S: Store, D: Store>(
     src: &S,
     dst: &mut D,
@@ -67,7 +67,7 @@ pub(super) fn scatter<S: Store, D: Store>(
 /// the other side than asked, one copy moves them.
 pub(super) fn sort<X: Store, Y: Store>(mut x: X, mut y: Y, into_y: bool, lo: u32, span: u32, passes: u32, ctx: &Ctx) {
     let n = x.len();
-    debug_assert!(n <= u32::MAX as usize && passes >= 1 && span >= 1);
+    debug_assert!(u32::try_from(n).is_ok() && passes >= 1 && span >= 1);
     let width = span.div_ceil(passes);
     let buckets = 1usize << width;
     let digit_mask = (1u64 << width) - 1;

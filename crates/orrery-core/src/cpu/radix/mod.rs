@@ -87,9 +87,9 @@ impl Policy {
     /// The measured defaults.
     pub(super) const DEFAULT: Self = Self {
         seq_max: 1 << 15,
-        bucket_target: 1 << 15,
+        bucket_target: 1 << 13,
         min_parallel_bits: 8,
-        max_parallel_bits: 11,
+        max_parallel_bits: 12,
         min_chunk: 1 << 14,
         chunks_per_thread: 4,
         par_bucket_min: 1 << 16,
@@ -194,8 +194,8 @@ mod tests {
     }
 
     /// Keys of the kinds that matter: random, all equal, few distinct, clustered (most
-    /// keys share their high bits, a few spread over the whole range) and keys differing
-    /// in their low bits only.
+    /// keys share their high bits and spread over 20 octaves below, a few anywhere), keys
+    /// differing in their low bits only, and a Plummer sphere's Hilbert keys.
     fn inputs(n: usize, seed: u64) -> Vec<(&'static str, Vec<u64>)> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let random: Vec<u64> = (0..n).map(|_| rng.random()).collect();
@@ -210,12 +210,33 @@ mod tests {
             })
             .collect();
         let low: Vec<u64> = (0..n).map(|_| 0xffff_0000_0000_0000 | rng.random_range(0..64u64)).collect();
+        // Hilbert keys of a Plummer sphere (scale radius 0.05 in [-1, 1]^3, radii cut at
+        // 0.99: the tree suite's `plummer` set), 63-bit keys.
+        let mapper = crate::sfc::KeyMapper::<f64, u64>::new(
+            crate::Aabb::cube(-1.0, 1.0).expect("a valid cube"),
+            crate::sfc::Curve::Hilbert,
+        );
+        let plummer: Vec<u64> = (0..n)
+            .map(|_| {
+                loop {
+                    let m: f64 = rng.random_range(1e-9..1.0);
+                    let r = 0.05 / (m.powf(-2.0 / 3.0) - 1.0).sqrt();
+                    if r < 0.99 {
+                        let (cz, phi): (f64, f64) =
+                            (rng.random_range(-1.0..1.0), rng.random_range(0.0..std::f64::consts::TAU));
+                        let s = (1.0 - cz * cz).sqrt();
+                        break mapper.key_clamped(r * s * phi.cos(), r * s * phi.sin(), r * cz);
+                    }
+                }
+            })
+            .collect();
         vec![
             ("random", random),
             ("equal", vec![0xdead_beef_u64; n]),
             ("few", few),
             ("clustered", clustered),
             ("low", low),
+            ("plummer", plummer),
         ]
     }
 
@@ -338,7 +359,7 @@ mod tests {
             || vec![100, 1000, 10_000, 30_000, 100_000, 1 << 20, 1 << 24],
             |s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
         );
-        let kinds = env("SORT_KINDS").unwrap_or_else(|| "random,few,clustered".into());
+        let kinds = env("SORT_KINDS").unwrap_or_else(|| "random,few,clustered,plummer".into());
         let specs: Vec<String> =
             env("SORT_POLICIES").map_or_else(|| vec![String::new()], |s| s.split(';').map(str::to_owned).collect());
         let policies: Vec<Policy> = specs.iter().map(|s| policy_from(s)).collect();

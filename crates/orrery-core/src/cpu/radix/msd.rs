@@ -45,7 +45,7 @@ struct Digit {
 
 impl Digit {
     /// The digit of `key`.
-    #[inline(always)]
+    #[inline]
     fn of(self, key: u64) -> usize {
         ((key >> self.shift) & ((1u64 << self.width) - 1)) as usize
     }
@@ -94,7 +94,7 @@ pub(super) fn sort_parallel<X: Store, Y: Store>(x: X, mut y: Y, into_y: bool, to
         }
         return;
     }
-    let (hi, lo) = (63 - varying.leading_zeros(), varying.trailing_zeros());
+    let (hi, lo) = (varying.ilog2(), varying.trailing_zeros());
     let span = hi - lo + 1;
     let width = width_for_n.min(span);
     let digit = Digit { shift: hi + 1 - width, width };
@@ -192,7 +192,7 @@ pub(super) fn sort_in_cache<X: Store, Y: Store>(mut x: X, mut y: Y, into_y: bool
         }
         return;
     }
-    let (hi, lo) = (63 - varying.leading_zeros(), varying.trailing_zeros());
+    let (hi, lo) = (varying.ilog2(), varying.trailing_zeros());
     let span = hi - lo + 1;
     let passes = span.div_ceil(cap);
     if passes <= policy.lsd_max_passes {

@@ -152,7 +152,7 @@ unsafe impl Send for SplitRaw<'_> {}
 unsafe impl Sync for SplitRaw<'_> {}
 
 impl RawStore for SplitRaw<'_> {
-    #[inline(always)]
+    #[inline]
     unsafe fn put(self, i: usize, (key, value): (u64, u32)) {
         // SAFETY: `i` is in bounds of both arrays (same length) and no other thread
         // touches position `i` (the caller's contract).
@@ -169,22 +169,22 @@ impl Store for Split<'_> {
     where
         Self: 'b;
 
-    #[inline(always)]
+    #[inline]
     fn len(&self) -> usize {
         self.keys.len()
     }
 
-    #[inline(always)]
+    #[inline]
     fn key(&self, i: usize) -> u64 {
         self.keys[i]
     }
 
-    #[inline(always)]
+    #[inline]
     fn get(&self, i: usize) -> (u64, u32) {
         (self.keys[i], self.values[i])
     }
 
-    #[inline(always)]
+    #[inline]
     fn set(&mut self, i: usize, (key, value): (u64, u32)) {
         self.keys[i] = key;
         self.values[i] = value;
@@ -223,7 +223,7 @@ unsafe impl Send for PackedRaw<'_> {}
 unsafe impl Sync for PackedRaw<'_> {}
 
 impl RawStore for PackedRaw<'_> {
-    #[inline(always)]
+    #[inline]
     unsafe fn put(self, i: usize, (key, value): (u64, u32)) {
         // SAFETY: `i` is in bounds and no other thread touches position `i` (the
         // caller's contract); `Pair` has alignment 4, which the array's pointer has.
@@ -237,23 +237,23 @@ impl Store for Packed<'_> {
     where
         Self: 'b;
 
-    #[inline(always)]
+    #[inline]
     fn len(&self) -> usize {
         self.0.len()
     }
 
-    #[inline(always)]
+    #[inline]
     fn key(&self, i: usize) -> u64 {
         self.0[i].key
     }
 
-    #[inline(always)]
+    #[inline]
     fn get(&self, i: usize) -> (u64, u32) {
         let p = self.0[i];
         (p.key, p.value)
     }
 
-    #[inline(always)]
+    #[inline]
     fn set(&mut self, i: usize, (key, value): (u64, u32)) {
         self.0[i] = Pair { key, value };
     }
