@@ -398,6 +398,9 @@ impl Context {
 
     /// A pipeline of a user or core kernel; `SUBGROUP` is added to `defines` when the
     /// subgroup paths are on. `consts` are a [`orrery_core::gpu::KernelSource`]'s defines.
+    /// Core kernels skip zeroing workgroup memory; they and the kernels whose text is
+    /// orrery's ([`shaders::is_orrery_module`]) compile without loop bounding, every other
+    /// kernel with wgpu's default runtime checks (see [`crate::pipeline_cache`]).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn pipeline(
         &self,
@@ -411,7 +414,8 @@ impl Context {
         core: bool,
     ) -> Result<Arc<Pipeline>> {
         let all = self.defines(defines);
-        let spec = ModuleSpec { name, wgsl, defines: &all, consts };
+        let trusted = core || shaders::is_orrery_module(wgsl);
+        let spec = ModuleSpec { name, wgsl, defines: &all, consts, trusted };
         lock(&self.cache).pipeline(&self.device, &spec, entry, workgroup_size, shared_words, !core)
     }
 
@@ -420,8 +424,9 @@ impl Context {
         with_subgroup(defines, self.subgroups)
     }
 
-    /// Compiles a module without building pipelines; returns the reflected bindings of
-    /// `entry` when asked for one.
+    /// Compiles a module of a [`orrery_core::gpu::KernelSource`] (trusted as
+    /// [`Context::pipeline`] trusts it, so both share the cache entry) without building
+    /// pipelines; returns the reflected bindings of `entry` when asked for one.
     pub(crate) fn module_entry(
         &self,
         name: &str,
@@ -430,7 +435,7 @@ impl Context {
         entry: Option<&str>,
     ) -> Result<Option<Arc<crate::pipeline_cache::EntryBindings>>> {
         let all = self.defines(&[]);
-        let spec = ModuleSpec { name, wgsl, defines: &all, consts };
+        let spec = ModuleSpec { name, wgsl, defines: &all, consts, trusted: shaders::is_orrery_module(wgsl) };
         let module = lock(&self.cache).module(&self.device, &spec)?;
         Ok(entry.and_then(|e| module.entry(e).cloned()))
     }
@@ -576,7 +581,7 @@ impl Recorder<'_> {
 
     /// A pipeline of a core module with exactly `defines` (no automatic `SUBGROUP`).
     fn pipeline_with(&self, module: CoreModule, defines: &[&str], entry: &str) -> Result<Arc<Pipeline>> {
-        let spec = ModuleSpec { name: module.name, wgsl: module.wgsl, defines, consts: &[] };
+        let spec = ModuleSpec { name: module.name, wgsl: module.wgsl, defines, consts: &[], trusted: true };
         lock(&self.ctx.cache).pipeline(&self.ctx.device, &spec, entry, shaders::WORKGROUP, 0, false)
     }
 

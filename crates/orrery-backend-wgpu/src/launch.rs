@@ -25,6 +25,10 @@
 //!   compares a typed declaration with the reflection once (cached).
 //! - Workgroup memory is zero-initialised as WGSL promises (the core primitives, which
 //!   never read it before writing, skip that).
+//! - A kernel keeps all of wgpu's runtime checks (bounds checks, loop bounding), unless
+//!   its text is one of orrery's own modules (`crate::shaders::is_orrery_module`: the
+//!   algorithm crates' shaders), which compile without loop bounding (see
+//!   [`crate::pipeline_cache`]).
 
 use orrery_core::executor::check_len;
 use orrery_core::gpu::{

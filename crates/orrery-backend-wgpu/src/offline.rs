@@ -266,8 +266,14 @@ fn type_name(module: &naga::Module, ty: naga::Handle<naga::Type>) -> String {
 /// [`orrery_core::Error::KernelCompile`] with the preprocessor's message or naga's
 /// annotated listing (target `WGSL preprocessor` or `WGSL`).
 pub fn validate(variant: &ShaderVariant) -> Result<ValidatedModule> {
-    let spec =
-        ModuleSpec { name: variant.module, wgsl: variant.wgsl, defines: &variant.defines, consts: variant.consts };
+    // Validation creates no module, so the runtime checks (`trusted`) do not matter here.
+    let spec = ModuleSpec {
+        name: variant.module,
+        wgsl: variant.wgsl,
+        defines: &variant.defines,
+        consts: variant.consts,
+        trusted: true,
+    };
     let text = spec.preprocessed()?;
     let (module, info) = pipeline_cache::parse_and_validate(variant.module, &text, variant.features)?;
     let reflected = pipeline_cache::reflect_module(variant.module, &module, &info)?;

@@ -12,6 +12,16 @@
 //! point an explicit bind-group layout holding exactly the bindings it uses, so one
 //! module can hold entry points with different buffer lists, and a launch can be
 //! checked against its kernel before anything reaches the device.
+//!
+//! # Runtime checks
+//! orrery's own modules (the core primitives, and the algorithm crates' modules whose
+//! text is orrery's: [`crate::shaders::is_orrery_module`]) compile with
+//! [`ORRERY_CHECKS`]: wgpu's default runtime checks without loop bounding, whose
+//! per-iteration counter made a 21-iteration bit loop 1.5x as slow on the H200 (4.27 ms
+//! against 2.81 ms, `examples/wgpu_probe.rs`). Bounds checks stay on: they cost nothing
+//! measurable there (NVIDIA's robust buffer access does them) and keep a wrong index
+//! inside its binding. Every other module, i.e. a user's kernel, keeps all of wgpu's
+//! checks. See `docs/adr/0015-wgpu-pass-batching-and-trusted-shaders.md`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -152,8 +162,9 @@ pub(crate) struct Pipeline {
 }
 
 /// What a module is compiled from: its name, source, preprocessor defines (sorted; they
-/// include `SUBGROUP` when the executor runs subgroups) and the `const` defines of a
-/// [`orrery_core::gpu::KernelSource`] (prepended as `const NAME = VALUE;` lines).
+/// include `SUBGROUP` when the executor runs subgroups), the `const` defines of a
+/// [`orrery_core::gpu::KernelSource`] (prepended as `const NAME = VALUE;` lines), and
+/// whether it is orrery's own.
 #[derive(Clone, Copy)]
 pub(crate) struct ModuleSpec<'a> {
     /// Module name.
@@ -164,6 +175,9 @@ pub(crate) struct ModuleSpec<'a> {
     pub defines: &'a [&'a str],
     /// The source's defines (with or without values).
     pub consts: &'a [orrery_core::gpu::Define],
+    /// Whether the source is orrery's own (compiled with [`ORRERY_CHECKS`]); only for the
+    /// sources the SAFETY comment of `create_module` covers.
+    pub trusted: bool,
 }
 
 impl ModuleSpec<'_> {
@@ -176,11 +190,12 @@ impl ModuleSpec<'_> {
             .map_err(|log| compile_error(self.name, "WGSL preprocessor", log))
     }
 
-    /// The cache key: name, preprocessor names, and the valued defines.
+    /// The cache key: name, preprocessor names, the valued defines, and the checks.
     fn key(&self) -> ModuleKey {
         let mut consts: Vec<String> = self.consts.iter().map(|d| format!("{}={}", d.name, d.value)).collect();
         consts.sort_unstable();
-        (self.name.to_owned(), format!("{}|{}", self.defines.join(","), consts.join(",")))
+        let checks = if self.trusted { "orrery" } else { "checked" };
+        (self.name.to_owned(), format!("{}|{}|{checks}", self.defines.join(","), consts.join(",")))
     }
 
     /// The text compiled: the valued defines as `const` lines, then the source.
@@ -197,6 +212,11 @@ impl ModuleSpec<'_> {
 
 type ModuleKey = (String, String);
 type PipelineKey = (ModuleKey, String, u32, u32);
+
+/// The runtime checks of orrery's own modules: all of wgpu's checks except loop
+/// bounding (see the module docs and the SAFETY comment in `create_module`).
+pub(crate) const ORRERY_CHECKS: wgpu::ShaderRuntimeChecks =
+    wgpu::ShaderRuntimeChecks { force_loop_bounding: false, ..wgpu::ShaderRuntimeChecks::checked() };
 
 /// The cache.
 #[derive(Default)]
@@ -359,6 +379,61 @@ pub(crate) fn reflect_module(name: &str, module: &naga::Module, info: &naga::val
     Ok(Reflected { entries, workgroup_override: has("WORKGROUP_SIZE"), shared_override: has("DYNAMIC_SHARED_WORDS") })
 }
 
+/// Compiles `desc` with [`ORRERY_CHECKS`] when `trusted` (orrery's own source), else
+/// with all of wgpu's runtime checks.
+fn create_module(device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor<'_>, trusted: bool) -> wgpu::ShaderModule {
+    if !trusted {
+        return device.create_shader_module(desc);
+    }
+    // SAFETY: `create_shader_module_trusted` makes the caller answer for the checks it turns
+    // off; ORRERY_CHECKS turns off only loop bounding (bounds checks, integer-division checks
+    // and the rest stay on), and only for orrery's own sources (`trusted`: a core module, or a
+    // source whose text is orrery's, `shaders::is_orrery_module`).
+    //
+    // What loop bounding protects against: naga gives every loop a 64-bit iteration counter
+    // that leaves it after 2^64 iterations, so that no loop is infinite. The driver's compiler
+    // (LLVM in lavapipe and under Metal, NVIDIA's in its Vulkan driver) may assume that a loop
+    // without side effects ends, treat one that cannot as unreachable and optimise other code
+    // on that assumption: undefined behaviour that a browser must not allow any web page. The
+    // counter costs a few integer operations per iteration (a 21-iteration bit loop on the H200:
+    // 4.27 ms with it, 2.81 ms without, examples/wgpu_probe.rs).
+    //
+    // Why every loop of shaders/ ends, for the parameters and buffers orrery's host code passes
+    // (the cases, each with its files):
+    // - Counted loops, `for (i = a; i < b; i += s)` or counting down to a bound (`l > 0u; l--`,
+    //   `j >= 1u; j--`): s >= 1 (a literal, WORKGROUP_SIZE >= 1 (the launch checks threads >=
+    //   1), or balltree's LOCAL_THREADS, which cannot be 0: `LOCAL_ITEMS = LOCAL_CAPACITY /
+    //   LOCAL_THREADS` would not compile), b a literal, a parameter or a buffer length, far
+    //   from 2^32 - s, so i never wraps past b. The two counted `<=` bounds are small:
+    //   sim_wanted_rung's `r <= levels` with levels <= orrery-sim's MAX_LEVELS = 20
+    //   (TimeSteps::check), tree/view's `lv <= top` with top <= the key's levels (21 or 63).
+    //   (Only levels = u32::MAX would make either endless; a caller who launches these modules
+    //   by hand with it hangs the device with loop bounding as well: 2^64 iterations.)
+    // - Doubling and halving loops: bitonic `k <<= 1u` to S <= 2048 (balltree/local), `span <<=
+    //   1u` and `while size < count` to count <= MAX_TOP_K = 1024 (core/segmented); `w >>= 1u`,
+    //   `stride >>= 1u` down to 0.
+    // - Binary searches `while count > 0u` (core/search, core/segment, core/segmented,
+    //   tree/passes, tree/nf_count, tree/view): count strictly decreases every iteration. The
+    //   galloping searches of tree/nf_count (`loop` in nf_leaf_holding) double a step that
+    //   saturates at 0xffffffff and stop once it passes either end: at most 33 iterations.
+    // - Linear scans whose index grows to a bound in the condition: `while s + 1u < segments &&
+    //   ..` (balltree/levels, select), `while last < nodes && ..` (traverse/upward), `while r <
+    //   rung && ..` (sim/integrate); the extents loop of traverse/upward stops at MAX_LEVELS =
+    //   64 steps.
+    // - Tree walks (traverse/walk: `while node != NONE` in the walks, and the `loop` that
+    //   breaks at NONE in the coherent walk without subgroups): they follow first-child and escape links, which the
+    //   TreeView builds as a forward preorder (WalkNodes::check verifies that on the host), so
+    //   a walk visits each node at most once. These are the only loops whose end depends on
+    //   buffer contents: links that are not a forward preorder (memory corrupted by other code)
+    //   could make a walk run on; it would hang with loop bounding too (2^64 iterations), and
+    //   the bounds checks still keep every access inside its binding.
+    // - Spin loops, waiting for a flag another workgroup sets (decoupled look-back): none.
+    //   WebGPU promises no forward progress between workgroups, so the scans are
+    //   reduce-then-scan (core/scan) and no kernel waits on another invocation except at
+    //   barriers.
+    unsafe { device.create_shader_module_trusted(desc, ORRERY_CHECKS) }
+}
+
 /// Runs `f` inside a validation error scope; a validation error becomes `on_error(message)`.
 pub(crate) fn with_validation<R>(
     device: &wgpu::Device,
@@ -383,14 +458,11 @@ impl PipelineCache {
         let name = spec.name;
         let text = spec.preprocessed()?;
         let reflected = reflect(name, &text, device.features())?;
+        let desc =
+            wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(text.as_str().into()) };
         let module = with_validation(
             device,
-            || {
-                device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(name),
-                    source: wgpu::ShaderSource::Wgsl(text.as_str().into()),
-                })
-            },
+            || create_module(device, desc, spec.trusted),
             |log| compile_error(name, "WGSL", log),
         )?;
         let compiled = Arc::new(CompiledModule {
@@ -511,5 +583,26 @@ impl PipelineCache {
         });
         self.pipelines.insert(key, pipeline.clone());
         Ok(pipeline)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ModuleSpec, ORRERY_CHECKS};
+
+    /// orrery's modules drop loop bounding only: every other runtime check stays on.
+    #[test]
+    fn orrery_modules_keep_every_check_but_loop_bounding() {
+        let c = ORRERY_CHECKS;
+        assert!(!c.force_loop_bounding);
+        assert!(c.bounds_checks && c.int_div_checks && c.ray_query_initialization_tracking);
+        assert!(c.task_shader_dispatch_tracking && c.mesh_shader_primitive_indices_clamp);
+    }
+
+    /// The same source compiled trusted and checked are two cache entries.
+    #[test]
+    fn the_checks_are_part_of_the_module_key() {
+        let spec = ModuleSpec { name: "m", wgsl: "", defines: &[], consts: &[], trusted: true };
+        assert_ne!(spec.key(), ModuleSpec { trusted: false, ..spec }.key());
     }
 }
