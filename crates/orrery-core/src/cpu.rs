@@ -8,11 +8,11 @@
 //! - the radix sort finds the key bits that vary, splits the pairs in one parallel MSD
 //!   pass over DRAM into buckets that fit a core's cache, and sorts each bucket on one
 //!   thread in cache (LSD on its own varying bits, another MSD pass, or an insertion
-//!   sort for tiny buckets), so each pair crosses DRAM about twice (see [`radix`],
-//!   ADR 0015);
+//!   sort for tiny buckets), so each pair crosses DRAM about twice (see
+//!   `cpu/radix/mod.rs` and ADR 0015);
 //! - scans and compactions run in cache-sized super-blocks (sum or count every block,
 //!   scan the block sums, write every block while it is still cached), so DRAM sees
-//!   each input read once and each output written once (see [`scan`]);
+//!   each input read once and each output written once (see `cpu/scan.rs`);
 //! - floating-point reductions are reproducible: fixed tiles of [`REDUCE_TILE`]
 //!   elements, each summed left to right, then the tile results left to right, so the
 //!   result does not depend on the number of threads.

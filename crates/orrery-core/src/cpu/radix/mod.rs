@@ -6,7 +6,8 @@
 //! ascending and stable: pairs whose keys are equal on `bits` keep their input order,
 //! and every key keeps all its bits (the bits outside the range travel with it). The
 //! GPU executors compute the same permutation, and results are compared bit for bit.
-//! Auxiliary memory: one scratch array of 12 bytes per pair.
+//! Auxiliary memory: one scratch array of 12 bytes per pair ([`Scratch`], which the
+//! executor keeps between sorts so that repeated sorts take no page faults).
 //!
 //! # Design
 //! A sort that does one pass over DRAM per 8-bit digit (the previous one, kept as
@@ -14,9 +15,12 @@
 //! keys. This one moves each pair about twice through DRAM:
 //!
 //! 1. **Varying bits.** A parallel OR and AND of the masked keys find the bits that
-//!    differ between keys; digits are placed on those only.
+//!    differ between keys; digits are placed on those only. The same read counts the
+//!    digit the level will use if the highest bit that may vary does (a wrong guess
+//!    costs a second read).
 //! 2. **One parallel MSD level** ([`msd::sort_parallel`]): the highest varying digit,
-//!    `log2(n / bucket_target)` bits wide (at most [`Policy::max_parallel_bits`]), counted
+//!    `log2(n / bucket_target)` bits wide (within [`Policy::min_parallel_bits`] and
+//!    [`Policy::max_parallel_bits`]), counted
 //!    per chunk (each chunk its own histogram, no shared cache lines) and scattered from
 //!    the caller's `keys`/`values` into the scratch, stable. Every bucket is then about
 //!    [`Policy::bucket_target`] pairs: its own and its scratch fit in a core's L2.
@@ -27,7 +31,11 @@
 //!    bucket's own varying bits when that takes at most [`Policy::lsd_max_passes`]
 //!    passes, else one more MSD pass and each sub-bucket again, and an insertion sort
 //!    for buckets of at most [`Policy::insertion_max`] pairs. Random 64-bit keys thus
-//!    take one DRAM pass, one cache pass and an insertion sort of about 16 pairs.
+//!    take one DRAM pass, one cache pass and insertion sorts of a few pairs.
+//!
+//! Measured (docs/adr/0015; 2 busy cores, so the 16-core host is still to be measured):
+//! 16M random pairs in 450-475 ms against 1746-1871 ms for the previous sort (3.9x),
+//! 64M in 1.9-2.0 s against 6.7-7.2 s (3.5x); a Plummer sphere's Hilbert keys 2.2-3.2x.
 //!
 //! Passes alternate between the caller's two arrays ([`store::Split`]) and the scratch
 //! of 12-byte pairs ([`store::Packed`]); each level is told on which side its result
@@ -49,42 +57,53 @@ use std::ops::Range;
 pub(crate) use store::Scratch;
 use store::{Packed, Split};
 
-/// Tuning of the sort. The defaults were measured on the development machine (2 cores
-/// of an Intel Xeon with AVX-512, 2 MiB L2 per core): see docs/adr/0015.
+/// Tuning of the sort. The defaults were measured on the development machine (2 shared
+/// cores of an Intel Xeon with AVX-512, 2 MiB L2 per core; one thread, variants
+/// interleaved by `timing_against_legacy`), where measured it says so; see
+/// docs/adr/0015.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Policy {
-    /// Up to this many pairs, the whole sort runs on the calling thread.
+    /// Up to this many pairs, the whole sort runs on the calling thread (32K: a sort
+    /// that fits L2; the parallel level's bookkeeping is not worth it below).
     pub seq_max: usize,
     /// Pairs per bucket that the parallel MSD level aims at: a bucket and its scratch
-    /// (24 bytes a pair) should stay in one core's L2.
+    /// (24 bytes a pair) stay in one core's L2. 8K: 16M random pairs 10-15% faster than
+    /// with 32K (the in-cache pass then leaves sub-buckets of about 2, not 8).
     pub bucket_target: usize,
     /// Narrowest digit of a parallel MSD level: with clustered keys a level of a few
-    /// buckets leaves most pairs in one, and every level is a pass over DRAM.
+    /// buckets leaves most pairs in one, and every level is a pass over DRAM. 8: with 1
+    /// (what `log2(n / bucket_target)` gives near `seq_max`), 100K clustered keys took
+    /// 10.7 ms against 2.7 ms (2 threads).
     pub min_parallel_bits: u32,
-    /// Widest digit of a parallel MSD level (2^11 write streams per thread still
-    /// combine in L1/L2).
+    /// Widest digit of a parallel MSD level. 12: 64M random pairs 5% faster than with
+    /// 11 and 11% faster than with 10 (4096 write streams per thread still combine).
     pub max_parallel_bits: u32,
-    /// Smallest chunk of a parallel pass.
+    /// Smallest chunk of a parallel pass (not tuned).
     pub min_chunk: usize,
-    /// Chunks per thread of a parallel pass (more balance, more histograms to scan).
+    /// Chunks per thread of a parallel pass: more balance, more counts to scan (not
+    /// tuned).
     pub chunks_per_thread: usize,
     /// A bucket larger than `max(par_bucket_min, n / (par_split x threads))` gets a
-    /// parallel level of its own instead of one thread.
+    /// parallel level of its own instead of one thread (not tuned: a bucket a quarter
+    /// of a thread's share would otherwise hold back the others).
     pub par_bucket_min: usize,
     /// See `par_bucket_min`.
     pub par_split: usize,
-    /// Average sub-bucket an in-cache MSD pass aims at (its digit width follows).
+    /// Average sub-bucket an in-cache MSD pass aims at (its digit width follows). 4,
+    /// with `max_cache_bits` 12: 4M random pairs 13% faster than 16 and 11.
     pub child_target: usize,
-    /// Widest digit of an in-cache pass.
+    /// Widest digit of an in-cache pass (12: 4096 counters, 16 KiB, in L1).
     pub max_cache_bits: u32,
-    /// In cache, an LSD sort is used when it takes at most this many passes.
+    /// In cache, an LSD sort is used when it takes at most this many passes. 2; 0 (MSD
+    /// only) and 4 measured within 5% on random, Plummer, clustered and low-bit keys.
     pub lsd_max_passes: u32,
-    /// Buckets of at most this many pairs are insertion sorted.
+    /// Buckets of at most this many pairs are insertion sorted (24; 12 and 40 measured
+    /// within the noise).
     pub insertion_max: usize,
 }
 
 impl Policy {
-    /// The measured defaults.
+    /// The defaults.
     pub(super) const DEFAULT: Self = Self {
         seq_max: 1 << 15,
         bucket_target: 1 << 13,

@@ -156,11 +156,13 @@ pub(super) fn sort_parallel<X: Store, Y: Store>(x: X, mut y: Y, into_y: bool, to
 }
 
 /// Sorts the pairs of `x` on one thread with `y` as scratch (same length), the result
-/// in `y` when `into_y`, else in `x`, where no key bit above `top` varies. Up to [`super::Policy::insertion_max`] pairs: an
-/// insertion sort. Otherwise, on the bits that vary in this bucket: an LSD sort when it
-/// takes at most [`super::Policy::lsd_max_passes`] passes of digits no wider than
-/// [`digit_bits`] allows, else one MSD counting pass on the highest varying digit and
-/// each sub-bucket again.
+/// in `y` when `into_y`, else in `x`, where no key bit above `top` varies.
+///
+/// Up to [`super::Policy::insertion_max`] pairs: an insertion sort. Otherwise, on the
+/// bits that vary in this bucket: an LSD sort when it takes at most
+/// [`super::Policy::lsd_max_passes`] passes of digits no wider than [`digit_bits`]
+/// allows, else one MSD counting pass on the highest varying digit and each sub-bucket
+/// again (a sub-bucket of one pair is done, copied when it is on the wrong side).
 pub(super) fn sort_in_cache<X: Store, Y: Store>(mut x: X, mut y: Y, into_y: bool, top: u32, ctx: &Ctx) {
     let n = x.len();
     let policy = &ctx.policy;
