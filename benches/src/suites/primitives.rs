@@ -12,7 +12,7 @@
 //! does not support is reported and skipped; any other error aborts the suite.
 
 use orrery_core::sfc::{Curve, KeyMapper};
-use orrery_core::{Aabb, Error, Executor, ReduceOp, Result};
+use orrery_core::{Aabb, DeviceBuffer, Error, Executor, ReduceOp, Result};
 
 use crate::data::{random_counts, random_keys, size_label, uniform_points};
 use crate::report::Record;
@@ -95,20 +95,35 @@ fn keys<E: Executor>(exec: &E, cfg: &Config, n: usize, curve: Curve) -> Result<R
     Ok(record(exec, format!("{curve:?} keys f32 {}", size_label(n)), n, n * 20, stats))
 }
 
-fn sort<E: Executor>(exec: &E, cfg: &Config, n: usize, bits: std::ops::Range<u32>) -> Result<Record> {
-    let pristine = exec.upload(&random_keys(n, 3))?;
+/// Times `sort_pairs` of `pristine`'s keys (restored, with identity values, untimed
+/// before every run) over key bits `bits`; the sort-peer suite shares it.
+///
+/// # Errors
+/// Executor failures.
+pub fn time_sort<E: Executor>(
+    exec: &E,
+    cfg: &Config,
+    pristine: &E::Buffer<u64>,
+    bits: std::ops::Range<u32>,
+) -> Result<Stats> {
+    let n = pristine.len();
     let mut state = (exec.alloc::<u64>(n)?, exec.alloc::<u32>(n)?);
-    let stats = measure_with_setup(
+    measure_with_setup(
         exec,
         cfg.warmup,
         cfg.repeats,
         &mut state,
         |(k, v)| {
-            exec.copy(&pristine, k)?;
+            exec.copy(pristine, k)?;
             exec.iota(v, 0)
         },
         |(k, v)| exec.sort_pairs(k, v, bits.clone()),
-    )?;
+    )
+}
+
+fn sort<E: Executor>(exec: &E, cfg: &Config, n: usize, bits: std::ops::Range<u32>) -> Result<Record> {
+    let pristine = exec.upload(&random_keys(n, 3))?;
+    let stats = time_sort(exec, cfg, &pristine, bits.clone())?;
     Ok(record(exec, format!("sort_pairs {} bits {bits:?}", size_label(n)), n, n * 24, stats))
 }
 

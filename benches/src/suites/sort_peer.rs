@@ -23,8 +23,8 @@ use rayon::prelude::*;
 
 use crate::data::write_peer_file;
 use crate::report::Record;
-use crate::stats::measure_with_setup;
 use crate::suites::Config;
+use crate::suites::primitives::time_sort;
 
 /// The set sizes: Cornerstone's tree sizes of ../shared/peers/README.md (2M and 25.6M),
 /// or a sixteenth of them with `--quick`.
@@ -80,19 +80,8 @@ pub fn run<E: Executor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
     let mut records = Vec::new();
     for n in sizes(cfg) {
         let pristine = exec.upload(&hilbert_keys(&particles(n))?)?;
-        let mut state = (exec.alloc::<u64>(n)?, exec.alloc::<u32>(n)?);
         for bits in [0..64u32, 0..63] {
-            let stats = measure_with_setup(
-                exec,
-                cfg.warmup,
-                cfg.repeats,
-                &mut state,
-                |(k, v)| {
-                    exec.copy(&pristine, k)?;
-                    exec.iota(v, 0)
-                },
-                |(k, v)| exec.sort_pairs(k, v, bits.clone()),
-            )?;
+            let stats = time_sort(exec, cfg, &pristine, bits.clone())?;
             records.push(Record {
                 suite: "sort-peer".into(),
                 workload: format!("sort_pairs Hilbert keys of {} uniform particles, bits {bits:?}", label(n)),
