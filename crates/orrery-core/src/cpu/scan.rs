@@ -11,6 +11,9 @@
 //! the shared L3 otherwise), so DRAM sees each input element read once and each output
 //! element written once.
 //!
+//! (The scans themselves now run as one super-block, the two-pass form, which measured
+//! faster on the 16-core host: see `scan_with`.)
+//!
 //! Compaction works the same way on the flags: the first step counts set flags per
 //! block (reading only the flags), the second reads flags (now cached) and values and
 //! writes the selected values to the block's run of the output, in order, without a
@@ -87,12 +90,15 @@ fn write_block<const INCLUSIVE: bool>(out: &mut [u32], input: &[u32], mut acc: u
 
 /// Scans `input` into `out` (same length) from 0, each block written by `write`, and
 /// returns the total.
+///
+/// The scans run as ONE super-block over the whole input (the two-pass form: all block
+/// sums, then all blocks written): on the H200 machine's 16 cores the super-block loop
+/// was slower (256M u32: 46.1 ms against 39.5 ms for the two-pass scan in the same call,
+/// docs/performance/primitives.md), although faster on the 2-core development machine.
+/// Compaction keeps its super-blocks (no 16-core comparison yet).
 fn scan_with(input: &[u32], out: &mut [u32], write: impl Fn(&mut [u32], &[u32], u32) + Sync) -> u32 {
-    let sb = super_block();
     let mut carry = 0u32;
-    for (i, o) in input.chunks(sb).zip(out.chunks_mut(sb)) {
-        scan_super_block(i, o, &mut carry, &write);
-    }
+    scan_super_block(input, out, &mut carry, &write);
     carry
 }
 
