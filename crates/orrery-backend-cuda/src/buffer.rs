@@ -16,22 +16,31 @@ use orrery_core::{DeviceBuffer, Storage};
 
 use crate::stream::Stream;
 
-/// One device allocation, freed in stream order on the stream that made it.
+/// One device allocation, freed in stream order on the stream that made it — or, for
+/// memory the executor borrows ([`crate::CudaExecutor::wrap_external`]), never freed.
 pub(crate) struct Allocation {
     pub(crate) ptr: CUdeviceptr,
     pub(crate) bytes: usize,
     stream: Arc<Stream>,
+    owned: bool,
 }
 
 impl Allocation {
     pub(crate) fn new(stream: Arc<Stream>, ptr: CUdeviceptr, bytes: usize) -> Arc<Self> {
-        Arc::new(Self { ptr, bytes, stream })
+        Arc::new(Self { ptr, bytes, stream, owned: true })
+    }
+
+    /// Memory owned elsewhere (a PyTorch tensor, say): dropping it frees nothing.
+    pub(crate) fn borrowed(stream: Arc<Stream>, ptr: CUdeviceptr, bytes: usize) -> Arc<Self> {
+        Arc::new(Self { ptr, bytes, stream, owned: false })
     }
 }
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        self.stream.free(self.ptr);
+        if self.owned {
+            self.stream.free(self.ptr);
+        }
     }
 }
 

@@ -44,6 +44,7 @@ mod buffer;
 mod device;
 mod error;
 mod executor;
+mod external;
 pub mod kernels;
 mod launch;
 mod module_cache;

@@ -9,4 +9,5 @@ mod common;
 mod bench;
 mod compile;
 mod conformance;
+mod external;
 mod new_primitives;
