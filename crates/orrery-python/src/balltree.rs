@@ -6,6 +6,12 @@
 //! its input in Rust (orrery-balltree's typed errors, mapped by [`crate::errors`]) and
 //! releases the GIL for the build.
 
+#![allow(
+    clippy::missing_errors_doc,
+    reason = "Python functions: every error is an exception, ValueError or RuntimeError by crate::errors"
+)]
+#![allow(clippy::needless_pass_by_value, reason = "PyO3 extracts Python arguments as owned values")]
+
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use orrery_backend_cuda::CudaExecutor;
 use orrery_balltree::gpu::GpuReal;
@@ -97,6 +103,12 @@ fn build_uploaded<E: GpuExecutor, T: GpuReal>(state: &mut GpuState<E>, cloud: &P
     builder.build(exec, &points, cloud.dim(), cloud.batches())?.download(exec)
 }
 
+/// A tree as numpy arrays: slot indices (int64) and mask (bool).
+type TreeArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<bool>>);
+
+/// A permutation and its inverse (int64).
+type PermutationPair<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
+
 /// Indices as int64 (numpy's intp, what `balltree-erwin` returns).
 fn to_i64(v: &[u32]) -> Vec<i64> {
     v.par_iter().map(|&i| i64::from(i)).collect()
@@ -111,7 +123,7 @@ pub fn build<'py>(
     points: &Bound<'py, PyAny>,
     offsets: PyReadonlyArray1<'py, i64>,
     executor: &str,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<bool>>)> {
+) -> PyResult<TreeArrays<'py>> {
     let choice = Choice::parse(executor).py_err()?;
     let points = HostPoints::extract(points, "data")?;
     let (_, dim) = points.shape();
@@ -202,6 +214,7 @@ pub fn build_cuda(
 }
 
 /// Device addresses and lengths of the two output tensors.
+#[derive(Clone, Copy)]
 struct Outputs {
     idx_ptr: u64,
     idx_len: usize,
@@ -272,7 +285,7 @@ fn weighting(name: &str) -> Result<Weighting> {
 }
 
 /// A `[rows, width]` numpy array from a row-major vector.
-fn matrix<'py, T: numpy::Element>(py: Python<'py>, v: Vec<T>, width: usize) -> PyResult<Bound<'py, PyArray2<T>>> {
+fn matrix<T: numpy::Element>(py: Python<'_>, v: Vec<T>, width: usize) -> PyResult<Bound<'_, PyArray2<T>>> {
     let rows = v.len().checked_div(width).unwrap_or(0);
     PyArray1::from_vec(py, v).reshape([rows, width])
 }
@@ -395,7 +408,7 @@ impl PyBallTree {
         angle: f64,
         ball_sizes: Vec<usize>,
         strides: Vec<usize>,
-    ) -> PyResult<Vec<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)>> {
+    ) -> PyResult<Vec<PermutationPair<'py>>> {
         let points = HostPoints::extract(points, "points")?;
         let (_, dim) = points.shape();
         let batches = self.tree.layout().batches().clone();

@@ -166,6 +166,11 @@ impl Borrowed {
     pub fn len(&self) -> usize {
         self.shape.iter().product()
     }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl Drop for Borrowed {

@@ -27,6 +27,9 @@ pub fn to_py(e: &Error) -> PyErr {
 /// `Result<T, orrery_core::Error>` to `PyResult<T>`.
 pub trait IntoPy<T> {
     /// Maps the error with [`to_py`].
+    ///
+    /// # Errors
+    /// The mapped error.
     fn py_err(self) -> pyo3::PyResult<T>;
 }
 
