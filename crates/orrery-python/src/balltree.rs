@@ -436,3 +436,57 @@ impl PyBallTree {
         )
     }
 }
+
+/// `time_device_build(points, offsets, executor="cuda", warmup=2, repeats=10) ->
+/// list[float]`: the Rust-side time of the GPU build, in milliseconds per build, for
+/// comparing the Python path against it. The host points are uploaded once (untimed);
+/// each sample is [`orrery_balltree::gpu::GpuBallTreeBuilder::build`] alone between two
+/// device markers, the builder keeping its plan and buffers, as `orrery-bench balltree`
+/// times it.
+#[pyfunction]
+#[pyo3(signature = (points, offsets, executor = "cuda", warmup = 2, repeats = 10))]
+pub fn time_device_build(
+    py: Python<'_>,
+    points: &Bound<'_, PyAny>,
+    offsets: PyReadonlyArray1<'_, i64>,
+    executor: &str,
+    warmup: usize,
+    repeats: usize,
+) -> PyResult<Vec<f64>> {
+    let choice = Choice::parse(executor).py_err()?;
+    let points = HostPoints::extract(points, "points")?;
+    let (_, dim) = points.shape();
+    let offsets = offsets.as_slice()?;
+    with_points!(&points, p => py.detach(|| {
+        let cloud = PointCloud::new(p, dim, batches_of(offsets)?)?;
+        match choice {
+            Choice::Cuda(ordinal) => time_builds(&mut lock(&*cuda(ordinal)?), &cloud, warmup, repeats),
+            Choice::Wgpu => time_builds(&mut lock(&*wgpu()?), &cloud, warmup, repeats),
+            Choice::Cpu => Err(Error::InvalidArgument { what: "executor", reason: "the device timing needs \"cuda\" or \"wgpu\"".into() }),
+        }
+    }))
+    .py_err()
+}
+
+/// Uploads once, builds `warmup` times, then times `repeats` builds with device markers.
+fn time_builds<E: GpuExecutor, T: GpuReal>(
+    state: &mut GpuState<E>,
+    cloud: &PointCloud<'_, T>,
+    warmup: usize,
+    repeats: usize,
+) -> Result<Vec<f64>> {
+    let GpuState { exec, builder } = state;
+    let points = exec.upload(cloud.points())?;
+    for _ in 0..warmup {
+        builder.build(exec, &points, cloud.dim(), cloud.batches())?;
+    }
+    exec.synchronize()?;
+    let mut samples = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = exec.mark()?;
+        builder.build(exec, &points, cloud.dim(), cloud.batches())?;
+        let end = exec.mark()?;
+        samples.push(exec.elapsed(&start, &end)?.as_secs_f64() * 1e3);
+    }
+    Ok(samples)
+}

@@ -49,3 +49,11 @@ class BallTree:
         strides: Sequence[int],
     ) -> List[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]: ...
     def __len__(self) -> int: ...
+
+def time_device_build(
+    points: npt.NDArray[np.floating],
+    offsets: npt.NDArray[np.int64],
+    executor: str = "cuda",
+    warmup: int = 2,
+    repeats: int = 10,
+) -> List[float]: ...
