@@ -51,7 +51,7 @@ impl CudaExecutor {
         if ptr == 0 {
             return Err(invalid(format!("null pointer for {len} elements")));
         }
-        if ptr % align_of::<T>() as u64 != 0 {
+        if !ptr.is_multiple_of(align_of::<T>() as u64) {
             return Err(invalid(format!(
                 "{ptr:#x} is not aligned to {} bytes for {}",
                 align_of::<T>(),
@@ -59,16 +59,20 @@ impl CudaExecutor {
             )));
         }
         self.stream.bind()?;
-        let memory_type: u32 = self.pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)?;
+        let memory_type: u32 =
+            Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)?;
         if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
             return Err(invalid(format!("{ptr:#x} is not device memory (CUmemorytype {memory_type})")));
         }
-        let ordinal: i32 = self.pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)?;
+        let ordinal: i32 = Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)?;
         if usize::try_from(ordinal).ok() != Some(self.ordinal()) {
-            return Err(invalid(format!("{ptr:#x} is on device {ordinal}, this executor on device {}", self.ordinal())));
+            return Err(invalid(format!(
+                "{ptr:#x} is on device {ordinal}, this executor on device {}",
+                self.ordinal()
+            )));
         }
-        let start: u64 = self.pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)?;
-        let size: u64 = self.pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE)?;
+        let start: u64 = Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)?;
+        let size: u64 = Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE)?;
         if ptr + bytes as u64 > start + size {
             return Err(invalid(format!(
                 "{bytes} bytes from {ptr:#x} run past the end of its allocation ({size} bytes from {start:#x})"
@@ -87,7 +91,7 @@ impl CudaExecutor {
     }
 
     /// One pointer attribute of `ptr` (`V` is the attribute's C type).
-    fn pointer_attribute<V: Default + Copy>(&self, ptr: u64, attribute: sys::CUpointer_attribute) -> Result<V> {
+    fn pointer_attribute<V: Default + Copy>(ptr: u64, attribute: sys::CUpointer_attribute) -> Result<V> {
         let mut value = V::default();
         // SAFETY: `value` is a live `V`, the C type the driver writes for `attribute`
         // (unsigned int for the memory type, int for the ordinal, CUdeviceptr and size_t

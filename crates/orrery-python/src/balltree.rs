@@ -128,8 +128,9 @@ pub fn build<'py>(
     let points = HostPoints::extract(points, "data")?;
     let (_, dim) = points.shape();
     let offsets = offsets.as_slice()?;
-    let tree = with_points!(&points, p => py.detach(|| batches_of(offsets).and_then(|b| build_host(p, dim, b, choice))))
-        .py_err()?;
+    let tree =
+        with_points!(&points, p => py.detach(|| batches_of(offsets).and_then(|b| build_host(p, dim, b, choice))))
+            .py_err()?;
     let (indices, mask) = py.detach(|| (to_i64(tree.indices()), tree.mask().to_vec()));
     Ok((PyArray1::from_vec(py, indices), PyArray1::from_vec(py, mask)))
 }
@@ -204,7 +205,9 @@ pub fn build_cuda(
         match dtype {
             DType::F32 => build_in_place::<f32>(&mut state, ptr, len, dim, &batches, out),
             DType::F64 => build_in_place::<f64>(&mut state, ptr, len, dim, &batches, out),
-            DType::U32 => Err(Error::InvalidArgument { what: "data", reason: "int32 points: expected float32 or float64".into() }),
+            DType::U32 => {
+                Err(Error::InvalidArgument { what: "data", reason: "int32 points: expected float32 or float64".into() })
+            }
         }
     })
     .py_err()?;
@@ -280,7 +283,10 @@ fn weighting(name: &str) -> Result<Weighting> {
     match name {
         "slots" => Ok(Weighting::Slots),
         "points" => Ok(Weighting::Points),
-        s => Err(Error::InvalidArgument { what: "weighting", reason: format!("{s:?}: expected \"slots\" or \"points\"") }),
+        s => Err(Error::InvalidArgument {
+            what: "weighting",
+            reason: format!("{s:?}: expected \"slots\" or \"points\""),
+        }),
     }
 }
 
@@ -295,7 +301,12 @@ impl PyBallTree {
     /// `BallTree(points, offsets, executor="auto")`: builds the tree of host points.
     #[new]
     #[pyo3(signature = (points, offsets, executor = "auto"))]
-    fn new(py: Python<'_>, points: &Bound<'_, PyAny>, offsets: PyReadonlyArray1<'_, i64>, executor: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        points: &Bound<'_, PyAny>,
+        offsets: PyReadonlyArray1<'_, i64>,
+        executor: &str,
+    ) -> PyResult<Self> {
         let choice = Choice::parse(executor).py_err()?;
         let points = HostPoints::extract(points, "points")?;
         let (_, dim) = points.shape();

@@ -25,7 +25,7 @@ fn wrapped_memory_is_read_and_written_in_place_and_outlives_the_wrapper() {
 fn bad_external_pointers_are_typed_errors() {
     let exec = cuda_or_skip!();
     let owner = exec.upload(&[0u32; 256]).unwrap();
-    let host = vec![0u32; 16];
+    let host = [0u32; 16];
     let cases: [(u64, usize, &str); 4] = [
         (0, 4, "null"),
         (owner.device_ptr() + 2, 4, "not aligned"),

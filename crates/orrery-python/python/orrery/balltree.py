@@ -190,22 +190,24 @@ def _tensor_points(data: Any) -> Any:
 
 
 def _device_offsets(torch: Any, batch_idx: Any) -> List[int]:
-    """CSR offsets of a batch index on the GPU: two small transfers, no copy of it."""
-    if batch_idx.numel() == 0:
+    """CSR offsets of a batch index on the GPU, in one small transfer (no copy of it):
+    the first index, the number of bad steps (decreasing or skipping a batch) and the
+    positions where the batch changes."""
+    n = batch_idx.numel()
+    if n == 0:
         raise ValueError("batch_idx is empty")
     if batch_idx.dtype.is_floating_point or batch_idx.dtype == torch.bool:
         raise ValueError(f"batch_idx must be integers, got dtype {batch_idx.dtype}")
-    bi = batch_idx.detach().long()
+    bi = batch_idx.detach()
     steps = bi[1:] - bi[:-1]
-    first, bad, last = torch.stack(
-        [bi[0], ((steps < 0) | (steps > 1)).sum(), bi[-1]]
-    ).tolist()
-    if first != 0:
+    bad = ((steps < 0) | (steps > 1)).sum().view(1)
+    change = torch.nonzero(steps).view(-1) + 1
+    head = torch.cat([bi[:1].long(), bad, change]).tolist()
+    if head[0] != 0:
         raise ValueError("Batch indices must start from 0")
-    if bad:
+    if head[1]:
         raise ValueError("Batch indices must be sorted and without gaps (0, 0, 1, 1, 2, ...)")
-    starts = torch.arange(last + 2, device=bi.device, dtype=torch.long)
-    return torch.searchsorted(bi, starts).tolist()
+    return [0] + head[2:] + [n]
 
 
 def _cuda_device(executor: str, data: Any) -> Optional[int]:
