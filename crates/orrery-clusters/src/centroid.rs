@@ -17,7 +17,7 @@ use orrery_core::Result;
 
 use crate::dist::{l2, norm, sq_l2};
 use crate::grid::{ChunkGrid, MEMBER_CHUNK, reduce_chunks, reduce_chunks_write};
-use crate::input::{Clusters, check_finite_scalar, invalid};
+use crate::input::{Clusters, check_family_len, check_finite_scalar, invalid};
 use crate::moments::Moments;
 
 /// The thresholds of the centroid family's third pass.
@@ -123,19 +123,38 @@ impl CentroidStats {
         &self.centroids[c * self.dim..(c + 1) * self.dim]
     }
 
-    /// Checks that these statistics were computed for `clusters`.
+    /// Checks that these statistics were computed for `clusters` (and have not been cut
+    /// since: every per-cluster field has one entry per cluster).
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when the cluster count, the row count or the dimension
-    /// differ.
+    /// [`orrery_core::Error::LengthMismatch`] when the cluster count, the row count or
+    /// the dimension differ.
     pub fn check_matches(&self, clusters: &Clusters<'_>) -> Result<()> {
-        crate::input::check_family_len("centroid statistics (clusters)", clusters.len(), self.len())?;
-        crate::input::check_family_len(
-            "centroid statistics (rows)",
-            clusters.num_vectors(),
-            self.member_distance.len(),
-        )?;
-        crate::input::check_family_len("centroid statistics (dim)", clusters.dim(), self.dim)
+        let k = clusters.len();
+        check_family_len("centroid statistics (clusters)", k, self.len())?;
+        check_family_len("centroid statistics (rows)", clusters.num_vectors(), self.member_distance.len())?;
+        check_family_len("centroid statistics (dim)", clusters.dim(), self.dim)?;
+        check_family_len("centroid statistics (centroids)", k * self.dim, self.centroids.len())?;
+        check_family_len("centroid statistics (global centroid)", self.dim, self.global_centroid.len())?;
+        for v in [
+            &self.cohesion,
+            &self.inertia,
+            &self.rms_radius,
+            &self.spread,
+            &self.skew,
+            &self.min_radius,
+            &self.max_radius,
+            &self.mean_norm,
+            &self.embedding_quality,
+            &self.centroid_offset,
+            &self.novelty,
+            &self.outlier_ratio,
+            &self.core_fraction,
+            &self.core_periphery_ratio,
+        ] {
+            check_family_len("centroid statistics (a per-cluster field)", k, v.len())?;
+        }
+        Ok(())
     }
 }
 

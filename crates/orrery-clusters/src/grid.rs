@@ -36,9 +36,21 @@ pub const MEMBER_CHUNK: usize = 4096;
 /// 512 KB, which stays in a core's L2 while the 4,096 distances of the pair are formed.
 pub const PAIR_TILE: usize = 64;
 
-/// Tile pairs folded sequentially per work item of a pairwise reduction (so the partials
-/// kept are `sum T_c^2 / 16`, not `sum T_c^2`).
+/// Fewest tile pairs folded sequentially per work item of a pairwise reduction.
 pub const TILE_GROUP: u64 = 16;
+
+/// Most work items of one cluster in a pairwise reduction: a cluster of `P = T_c^2` tile
+/// pairs is folded in groups of `max(TILE_GROUP, ceil(P / 4096))` consecutive pairs. A
+/// 1M-member cluster (2.4e8 tile pairs) thus keeps 4,096 partials (8 MB of 256-bin
+/// histograms) instead of 1.5e7 (31 GB), and still gives every thread thousands of
+/// items. The group size is a function of the cluster's size only, never of the thread
+/// count, so the floating-point merges stay reproducible.
+pub const MAX_TILE_ITEMS: u64 = 4096;
+
+/// Tile pairs per work item of a cluster with `pairs` tile pairs.
+pub fn tile_group(pairs: u64) -> u64 {
+    TILE_GROUP.max(pairs.div_ceil(MAX_TILE_ITEMS))
+}
 
 /// A decoded work item of a [`ChunkGrid`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -223,9 +235,9 @@ where
     (0..clusters).into_par_iter().map(|c| partials[grid.items_of(c)].iter().fold(identity(), &merge)).collect()
 }
 
-/// Runs `kernel` over every tile pair of `grid`: items are groups of at most
-/// [`TILE_GROUP`] consecutive tile pairs of one cluster, folded sequentially in grid
-/// order; each cluster's item partials are merged in order.
+/// Runs `kernel` over every tile pair of `grid`: items are groups of [`tile_group`]
+/// consecutive tile pairs of one cluster, folded sequentially in grid order; each
+/// cluster's item partials are merged in order.
 pub(crate) fn reduce_tiles<A, I, K, M>(grid: &TileGrid<'_>, identity: I, kernel: K, merge: M) -> Vec<A>
 where
     A: Send + Sync,
@@ -239,9 +251,10 @@ where
     item_prefix.push(0usize);
     for c in 0..clusters {
         let (start, end) = (grid.prefix[c], grid.prefix[c + 1]);
+        let group = tile_group(end - start);
         let mut s = start;
         while s < end {
-            let e = (s + TILE_GROUP).min(end);
+            let e = (s + group).min(end);
             items.push(s..e);
             s = e;
         }
@@ -329,5 +342,18 @@ mod tests {
             }
         }
         assert_eq!(pairs, want);
+    }
+
+    #[test]
+    fn large_clusters_fold_in_at_most_max_tile_items_groups() {
+        assert_eq!((tile_group(1), tile_group(65_536), tile_group(65_537)), (16, 16, 17));
+        assert_eq!(tile_group(15_625 * 15_625), 59_605); // a 1M-member cluster
+        // 20,000 members: 313 tiles, 97,969 tile pairs in groups of 24.
+        let offsets = [0u32, 3, 20_003, 20_003, 20_100];
+        let grid = TileGrid::new(&offsets, PAIR_TILE);
+        let counts = reduce_tiles(&grid, || (0u64, 0u64), |_, a| a.0 += 1, |a, b| (a.0 + b.0, a.1 + b.1 + 1));
+        assert_eq!(counts.iter().map(|c| c.0).collect::<Vec<_>>(), [1, 313 * 313, 0, 4]);
+        // The merge count (+1 per merged item) shows the number of items.
+        assert_eq!(counts[1].1, 97_969u64.div_ceil(24));
     }
 }

@@ -42,7 +42,8 @@ pub struct PotentialStats {
     /// The nearest other non-empty cluster by centroid distance ([`NO_CLUSTER`] when
     /// there is none or this one is empty).
     pub nearest_cluster: Vec<u32>,
-    /// `delta`, the distance to that cluster's centroid (`+inf` when there is none).
+    /// `delta`, the distance to that cluster's centroid (`+inf` when there is no other
+    /// non-empty cluster; NaN for an empty cluster).
     pub nearest_distance: Vec<f64>,
     /// `exp(-delta^2 / (8 sigma^2))` in `[0, 1]`.
     pub escape_probability: Vec<f64>,
@@ -63,30 +64,47 @@ fn kernel(d2: f64, s2: f64) -> f64 {
     }
 }
 
+/// Clusters per row tile of the nearest-centroid pass.
+const ROW_TILE: usize = 16;
+/// Centroids per column tile of the nearest-centroid pass (64 centroids of 1,024 `f64`
+/// dims: 512 KB, reused by the 16 rows of a tile while it sits in L2).
+const COL_TILE: usize = 64;
+
 /// The nearest other non-empty cluster of every cluster by centroid distance, ties to
-/// the lower index: `(index, distance)`, `(NO_CLUSTER, +inf)` when none.
+/// the lower index: `(index, distance)`, `(NO_CLUSTER, +inf)` when there is none
+/// (empty clusters get `(NO_CLUSTER, +inf)` too).
+///
+/// A tiled row pass: a task takes 16 clusters and walks the non-empty centroids in
+/// column tiles of 64, each row keeping its best in ascending column order (so the tie
+/// rule holds without atomics).
 pub fn nearest_centroids(centroid: &CentroidStats) -> Vec<(u32, f64)> {
     let k = centroid.len();
     let live: Vec<usize> = (0..k).filter(|&c| centroid.size[c] > 0).collect();
-    (0..k)
-        .into_par_iter()
-        .map(|c| {
-            if centroid.size[c] == 0 {
-                return (NO_CLUSTER, f64::INFINITY);
-            }
-            let mu = centroid.centroid(c);
-            let mut best = (NO_CLUSTER, f64::INFINITY);
-            for &o in &live {
-                if o != c {
-                    let d = sq_l2(mu, centroid.centroid(o));
-                    if d < best.1 {
-                        best = (o as u32, d);
+    let mut out = vec![(NO_CLUSTER, f64::INFINITY); k];
+    out.par_chunks_mut(ROW_TILE).enumerate().for_each(|(t, rows)| {
+        let first = t * ROW_TILE;
+        for cols in live.chunks(COL_TILE) {
+            for (i, best) in rows.iter_mut().enumerate() {
+                let c = first + i;
+                if centroid.size[c] == 0 {
+                    continue;
+                }
+                let mu = centroid.centroid(c);
+                for &o in cols {
+                    if o != c {
+                        let d = sq_l2(mu, centroid.centroid(o));
+                        if d < best.1 {
+                            *best = (o as u32, d);
+                        }
                     }
                 }
             }
-            (best.0, best.1.sqrt())
-        })
-        .collect()
+        }
+        for best in rows.iter_mut() {
+            best.1 = best.1.sqrt();
+        }
+    });
+    out
 }
 
 /// The Gaussian-potential family of every cluster at the width of `scale`.

@@ -61,8 +61,11 @@ pub fn bin_of(d: f64, lo: f64, h: f64, bins: usize) -> usize {
 
 /// The estimate of the `k`-th smallest value (1-based) from `counts` of width `h`
 /// starting at 0: the bin holding rank `k`, interpolated at the middle of the ranks in
-/// it. `None` when `counts` hold fewer than `k` values.
+/// it. `None` for `k == 0` or when `counts` hold fewer than `k` values.
 pub fn ranked_value(counts: &[u64], h: f64, k: u64) -> Option<f64> {
+    if k == 0 {
+        return None;
+    }
     let mut below = 0u64;
     for (b, &n) in counts.iter().enumerate() {
         if below + n >= k && n > 0 {

@@ -80,13 +80,14 @@ pub struct SubstructureStats {
     pub split_separation: Vec<f64>,
 }
 
-fn assign(clusters: &Clusters<'_>, grid: &ChunkGrid<'_>, centroids: &[f64], labels: &mut [u8], sq: &mut [f64]) {
+/// The assignment pass: every member's side and squared distance to that side's
+/// centroid (ties to side A).
+fn assign(clusters: &Clusters<'_>, grid: &ChunkGrid<'_>, centroids: &[f64], out: &mut [(u8, f64)]) {
     let dim = clusters.dim();
     let v = clusters.vectors();
-    let mut pairs: Vec<(u8, f64)> = vec![(0, 0.0); labels.len()];
     reduce_chunks_write(
         grid,
-        &mut pairs,
+        out,
         || (),
         |chunk, out, ()| {
             let o = 2 * chunk.cluster * dim;
@@ -98,13 +99,11 @@ fn assign(clusters: &Clusters<'_>, grid: &ChunkGrid<'_>, centroids: &[f64], labe
         },
         |(), ()| (),
     );
-    labels.par_iter_mut().zip(sq.par_iter_mut()).zip(pairs.par_iter()).for_each(|((l, s), p)| {
-        *l = p.0;
-        *s = p.1;
-    });
 }
 
-fn update(clusters: &Clusters<'_>, grid: &ChunkGrid<'_>, centroids: &mut [f64], labels: &[u8]) -> Vec<[u32; 2]> {
+/// The update pass: each side's centroid becomes the mean of its members (a side without
+/// members keeps its centroid).
+fn update(clusters: &Clusters<'_>, grid: &ChunkGrid<'_>, centroids: &mut [f64], labels: &[(u8, f64)]) {
     let dim = clusters.dim();
     let v = clusters.vectors();
     let sums = reduce_chunks(
@@ -112,7 +111,7 @@ fn update(clusters: &Clusters<'_>, grid: &ChunkGrid<'_>, centroids: &mut [f64], 
         || (vec![0.0f64; 2 * dim], [0u64; 2]),
         |chunk, (sum, count)| {
             for i in chunk.rows.clone() {
-                let side = labels[i] as usize;
+                let side = labels[i].0 as usize;
                 count[side] += 1;
                 for (a, x) in sum[side * dim..(side + 1) * dim].iter_mut().zip(v.row(i)) {
                     *a += f64::from(*x);
@@ -129,14 +128,13 @@ fn update(clusters: &Clusters<'_>, grid: &ChunkGrid<'_>, centroids: &mut [f64], 
     centroids.par_chunks_mut(2 * dim).zip(sums.par_iter()).for_each(|(c, (s, n))| {
         for side in 0..2 {
             if n[side] > 0 {
-                let inv = n[side] as f64;
+                let count = n[side] as f64;
                 for d in 0..dim {
-                    c[side * dim + d] = s[side * dim + d] / inv;
+                    c[side * dim + d] = s[side * dim + d] / count;
                 }
             }
         }
     });
-    sums.iter().map(|(_, n)| [n[0] as u32, n[1] as u32]).collect()
 }
 
 /// orrery's two-means split of every cluster: seeds at the first and last member,
@@ -168,13 +166,13 @@ pub fn two_means(clusters: &Clusters<'_>) -> TwoMeans {
         }
     }
     let grid = ChunkGrid::new(clusters.offsets(), MEMBER_CHUNK);
-    let mut labels = vec![SIDE_A; rows];
-    let mut sq_distance = vec![0.0f64; rows];
+    let mut assignment = vec![(SIDE_A, 0.0f64); rows];
     for _ in 0..LLOYD_ITERATIONS {
-        assign(clusters, &grid, &centroids, &mut labels, &mut sq_distance);
-        update(clusters, &grid, &mut centroids, &labels);
+        assign(clusters, &grid, &centroids, &mut assignment);
+        update(clusters, &grid, &mut centroids, &assignment);
     }
-    assign(clusters, &grid, &centroids, &mut labels, &mut sq_distance);
+    assign(clusters, &grid, &centroids, &mut assignment);
+    let (labels, sq_distance): (Vec<u8>, Vec<f64>) = assignment.into_par_iter().unzip();
     let sizes = (0..k)
         .map(|c| {
             let b: u32 = labels[clusters.range(c)].iter().map(|&l| u32::from(l)).sum();

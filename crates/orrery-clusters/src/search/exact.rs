@@ -8,17 +8,22 @@
 //!
 //! **Pass 2, merge.** Per query, [`merge_sorted`] of its `S` block lists.
 //!
+//! Queries go through in batches of 1,024, so the partial lists of a batch hold at most
+//! `1024 * S * k` candidates whatever the number of queries.
+//!
 //! `S` is chosen so that there are about four blocks per thread with at least
 //! [`MIN_SPLIT_ROWS`] rows each; by the `(key, row)` order (see [`crate::search`]) the
 //! result does not depend on `S`. The partial lists hold `queries * S * k` candidates,
 //! never a query-by-database matrix.
 
+use std::ops::Range;
+
 use orrery_core::{Error, Result};
 use rayon::prelude::*;
 
 use super::topk::{Candidate, TopK, merge_sorted};
-use super::{Metric, Neighbors, check_k, check_query_dim};
-use crate::input::Vectors;
+use super::{Metric, Neighbors, QUERY_BATCH, check_k, check_query_dim};
+use crate::input::{Vectors, invalid};
 
 /// Queries per block.
 pub const QUERY_TILE: usize = 8;
@@ -28,13 +33,35 @@ pub const DB_TILE: usize = 64;
 /// Fewest database rows per split.
 pub const MIN_SPLIT_ROWS: usize = 4096;
 
-/// Pass 1 of one block: the sorted top-`k` of every query in `queries` over the rows
-/// `rows` of `database`.
+/// Pass 1 of one block: the sorted top-`k` (padded with [`Candidate::NONE`]) of every
+/// query in `query_rows` over the database rows `rows`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for `k` outside `1..=128` or a range out of bounds;
+/// [`Error::LengthMismatch`] when the dimensions differ.
 pub fn block_topk(
     database: &Vectors<'_>,
     queries: &Vectors<'_>,
-    query_rows: std::ops::Range<usize>,
-    rows: std::ops::Range<usize>,
+    query_rows: Range<usize>,
+    rows: Range<usize>,
+    k: usize,
+    metric: Metric,
+) -> Result<Vec<Vec<Candidate>>> {
+    check_k(k)?;
+    check_query_dim(database.dim(), queries)?;
+    for (what, r, len) in [("query_rows", &query_rows, queries.len()), ("rows", &rows, database.len())] {
+        if r.start > r.end || r.end > len {
+            return Err(invalid(what, format!("{r:?} is not a range inside 0..{len}")));
+        }
+    }
+    Ok(block(database, queries, query_rows, rows, k, metric))
+}
+
+fn block(
+    database: &Vectors<'_>,
+    queries: &Vectors<'_>,
+    query_rows: Range<usize>,
+    rows: Range<usize>,
     k: usize,
     metric: Metric,
 ) -> Vec<Vec<Candidate>> {
@@ -74,27 +101,45 @@ pub fn exact_search(database: &Vectors<'_>, queries: &Vectors<'_>, k: usize, met
         return Err(Error::EmptyInput { what: "database", min: 1 });
     }
     check_query_dim(database.dim(), queries)?;
-    let (nq, n) = (queries.len(), database.len());
+    let nq = queries.len();
+    let mut lists = Vec::with_capacity(nq);
+    let mut start = 0;
+    while start < nq {
+        let end = (start + QUERY_BATCH).min(nq);
+        lists.extend(search_batch(database, queries, start..end, k, metric));
+        start = end;
+    }
+    Ok(Neighbors::from_lists(k, metric, &lists))
+}
+
+/// Both passes for the queries `batch`.
+fn search_batch(
+    database: &Vectors<'_>,
+    queries: &Vectors<'_>,
+    batch: Range<usize>,
+    k: usize,
+    metric: Metric,
+) -> Vec<Vec<Candidate>> {
+    let (nq, n) = (batch.len(), database.len());
     let qtiles = nq.div_ceil(QUERY_TILE);
-    let splits = (4 * rayon::current_num_threads()).div_ceil(qtiles.max(1)).clamp(1, n.div_ceil(MIN_SPLIT_ROWS));
+    let splits = (4 * rayon::current_num_threads()).div_ceil(qtiles).clamp(1, n.div_ceil(MIN_SPLIT_ROWS));
     let split_rows = n.div_ceil(splits).next_multiple_of(DB_TILE);
     let splits = n.div_ceil(split_rows);
     let blocks: Vec<Vec<Vec<Candidate>>> = (0..qtiles * splits)
         .into_par_iter()
         .map(|b| {
             let (qt, s) = (b / splits, b % splits);
-            let q = qt * QUERY_TILE..((qt + 1) * QUERY_TILE).min(nq);
+            let q = batch.start + qt * QUERY_TILE..(batch.start + (qt + 1) * QUERY_TILE).min(batch.end);
             let r = s * split_rows..((s + 1) * split_rows).min(n);
-            block_topk(database, queries, q, r, k, metric)
+            block(database, queries, q, r, k, metric)
         })
         .collect();
-    let lists: Vec<Vec<Candidate>> = (0..nq)
+    (0..nq)
         .into_par_iter()
         .map(|q| {
             let (qt, qi) = (q / QUERY_TILE, q % QUERY_TILE);
             let parts: Vec<&[Candidate]> = (0..splits).map(|s| blocks[qt * splits + s][qi].as_slice()).collect();
             merge_sorted(&parts, k)
         })
-        .collect();
-    Ok(Neighbors::from_lists(k, metric, &lists))
+        .collect()
 }

@@ -57,11 +57,12 @@ impl IvfParams {
 
 /// k-means++ seeding: the rows chosen as the `nlist` initial centroids, in draw order.
 ///
-/// # Panics
-/// When `nlist == 0` or the data are empty.
-pub fn kmeans_plus_plus(data: &Vectors<'_>, nlist: usize, seed: u64) -> Vec<u32> {
+/// # Errors
+/// As [`IvfIndex::build`]: [`Error::EmptyInput`] for no rows,
+/// [`Error::InvalidArgument`] for `nlist` outside `1..=rows`.
+pub fn kmeans_plus_plus(data: &Vectors<'_>, nlist: usize, seed: u64) -> Result<Vec<u32>> {
+    check_nlist(data, nlist)?;
     let n = data.len();
-    assert!(nlist >= 1 && n >= 1);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let first = rng.random_range(0..n as u64) as usize;
     let mut chosen = vec![first as u32];
@@ -79,7 +80,29 @@ pub fn kmeans_plus_plus(data: &Vectors<'_>, nlist: usize, seed: u64) -> Vec<u32>
         let c = data.row(pick);
         d2.par_iter_mut().enumerate().for_each(|(i, d)| *d = d.min(sq_l2(data.row(i), c)));
     }
-    chosen
+    Ok(chosen)
+}
+
+fn check_nlist(data: &Vectors<'_>, nlist: usize) -> Result<()> {
+    let n = data.len();
+    if n == 0 {
+        return Err(Error::EmptyInput { what: "database", min: 1 });
+    }
+    if nlist == 0 || nlist > n {
+        return Err(invalid("nlist", format!("{nlist} lists for {n} rows; nlist must be in 1..={n}")));
+    }
+    Ok(())
+}
+
+fn check_centroids(dim: usize, centroids: &[f64]) -> Result<usize> {
+    if centroids.is_empty() || !centroids.len().is_multiple_of(dim) {
+        return Err(Error::LengthMismatch {
+            what: "centroids (a positive multiple of dim)",
+            expected: centroids.len().next_multiple_of(dim).max(dim),
+            actual: centroids.len(),
+        });
+    }
+    Ok(centroids.len() / dim)
 }
 
 /// The first row whose running sum of `d2` exceeds `u`. The running sum is the chunk
@@ -106,10 +129,13 @@ fn draw(d2: &[f64], chunk_sums: &[f64], u: f64) -> usize {
 
 /// The nearest centroid of every row by squared distance, ties to the lower index
 /// (`centroids`: `lists * dim` values).
-pub fn assign_nearest(data: &Vectors<'_>, centroids: &[f64]) -> Vec<u32> {
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when `centroids` is empty or not a multiple of `dim`.
+pub fn assign_nearest(data: &Vectors<'_>, centroids: &[f64]) -> Result<Vec<u32>> {
     let dim = data.dim();
-    let nlist = centroids.len() / dim;
-    (0..data.len())
+    let nlist = check_centroids(dim, centroids)?;
+    Ok((0..data.len())
         .into_par_iter()
         .map(|i| {
             let x = data.row(i);
@@ -122,12 +148,20 @@ pub fn assign_nearest(data: &Vectors<'_>, centroids: &[f64]) -> Vec<u32> {
             }
             best.0
         })
-        .collect()
+        .collect())
 }
 
 /// Lists from an assignment by a stable counting sort: `(offsets, rows)` with every
 /// list's rows ascending.
-pub fn lists_of(assignment: &[u32], nlist: usize) -> (Vec<u32>, Vec<u32>) {
+///
+/// # Errors
+/// [`Error::IndexOutOfBounds`] for an assignment to a list `>= nlist`;
+/// [`Error::TooManyPoints`] beyond `u32::MAX` rows.
+pub fn lists_of(assignment: &[u32], nlist: usize) -> Result<(Vec<u32>, Vec<u32>)> {
+    if assignment.len() > orrery_core::MAX_POINTS {
+        return Err(Error::TooManyPoints { count: assignment.len(), max: orrery_core::MAX_POINTS, what: "rows" });
+    }
+    orrery_core::executor::check_indices("assignment", assignment, nlist)?;
     let mut offsets = vec![0u32; nlist + 1];
     for &a in assignment {
         offsets[a as usize + 1] += 1;
@@ -141,13 +175,25 @@ pub fn lists_of(assignment: &[u32], nlist: usize) -> (Vec<u32>, Vec<u32>) {
         rows[next[a as usize] as usize] = i as u32;
         next[a as usize] += 1;
     }
-    (offsets, rows)
+    Ok((offsets, rows))
 }
 
 /// One Lloyd update: every centroid becomes the `f64` mean of its members (ascending
 /// rows), one task per centroid; centroids without members are left as they are.
-pub fn lloyd_update(data: &Vectors<'_>, offsets: &[u32], rows: &[u32], centroids: &mut [f64]) {
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when `offsets` do not have one entry per centroid plus one
+/// or do not end at `rows.len()`; [`Error::IndexOutOfBounds`] for a row past the data;
+/// [`Error::InvalidArgument`] for decreasing offsets.
+pub fn lloyd_update(data: &Vectors<'_>, offsets: &[u32], rows: &[u32], centroids: &mut [f64]) -> Result<()> {
     let dim = data.dim();
+    let nlist = check_centroids(dim, centroids)?;
+    crate::input::check_family_len("list offsets", nlist + 1, offsets.len())?;
+    crate::input::check_family_len("list rows (the last offset)", rows.len(), offsets[nlist] as usize)?;
+    if offsets[0] != 0 || offsets.windows(2).any(|w| w[1] < w[0]) {
+        return Err(invalid("list offsets", "offsets must start at 0 and never decrease".into()));
+    }
+    orrery_core::executor::check_indices("list rows", rows, data.len())?;
     centroids.par_chunks_mut(dim).enumerate().for_each(|(l, c)| {
         let members = &rows[offsets[l] as usize..offsets[l + 1] as usize];
         if members.is_empty() {
@@ -164,6 +210,7 @@ pub fn lloyd_update(data: &Vectors<'_>, offsets: &[u32], rows: &[u32], centroids
             *c = s / n;
         }
     });
+    Ok(())
 }
 
 /// An inverted-file index (see the module docs).
@@ -184,22 +231,16 @@ impl IvfIndex {
     /// (`what = "nlist"`) for `nlist` outside `1..=rows`.
     pub fn build(database: &Vectors<'_>, params: &IvfParams) -> Result<Self> {
         let n = database.len();
-        if n == 0 {
-            return Err(Error::EmptyInput { what: "database", min: 1 });
-        }
-        if params.nlist == 0 || params.nlist > n {
-            return Err(invalid("nlist", format!("{} lists for {n} rows; nlist must be in 1..={n}", params.nlist)));
-        }
         let dim = database.dim();
-        let seeds = kmeans_plus_plus(database, params.nlist, params.seed);
+        let seeds = kmeans_plus_plus(database, params.nlist, params.seed)?;
         let mut centroids: Vec<f64> =
             seeds.iter().flat_map(|&r| database.row(r as usize).iter().map(|&x| f64::from(x))).collect();
         for _ in 0..params.iterations {
-            let assignment = assign_nearest(database, &centroids);
-            let (offsets, rows) = lists_of(&assignment, params.nlist);
-            lloyd_update(database, &offsets, &rows, &mut centroids);
+            let assignment = assign_nearest(database, &centroids)?;
+            let (offsets, rows) = lists_of(&assignment, params.nlist)?;
+            lloyd_update(database, &offsets, &rows, &mut centroids)?;
         }
-        let (list_offsets, list_rows) = lists_of(&assign_nearest(database, &centroids), params.nlist);
+        let (list_offsets, list_rows) = lists_of(&assign_nearest(database, &centroids)?, params.nlist)?;
         let mut list_vectors = vec![0.0f32; n * dim];
         list_vectors.par_chunks_mut(dim).zip(list_rows.par_iter()).for_each(|(dst, &r)| {
             dst.copy_from_slice(database.row(r as usize));

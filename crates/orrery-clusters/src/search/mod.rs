@@ -88,7 +88,7 @@ pub struct Neighbors {
 impl Neighbors {
     /// Number of queries.
     pub fn len(&self) -> usize {
-        self.rows.len() / self.k
+        self.rows.len().checked_div(self.k).unwrap_or(0)
     }
 
     /// Whether there were no queries.
@@ -142,6 +142,6 @@ pub(crate) fn check_query_dim(database_dim: usize, queries: &Vectors<'_>) -> Res
     Ok(())
 }
 
-/// Queries per batch of the list searches: bounds the partial top-k lists held at once
-/// to `1024 * nprobe * k` candidates.
+/// Queries per batch of every search: bounds the partial top-k lists held at once to
+/// `1024 * blocks * k` candidates (blocks: database splits or probed lists).
 pub(crate) const QUERY_BATCH: usize = 1024;

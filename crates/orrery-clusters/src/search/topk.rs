@@ -40,15 +40,17 @@ pub struct TopK {
 }
 
 impl TopK {
-    /// An empty top-`k` (`k >= 1`).
+    /// An empty top-`k` (a top-0 keeps nothing).
     pub fn new(k: usize) -> Self {
-        debug_assert!(k >= 1);
         Self { k, items: Vec::with_capacity(k), worst: 0 }
     }
 
     /// Offers a candidate.
     #[inline]
     pub fn push(&mut self, c: Candidate) {
+        if self.k == 0 {
+            return;
+        }
         if self.items.len() < self.k {
             self.items.push(c);
             if self.items.len() == self.k {

@@ -174,3 +174,32 @@ fn bad_generator_parameters() {
         gaussian_clusters(&SynthParams { median_size: 3e9, size_sigma: 0.0, ..SynthParams::new(3, 1) }).unwrap_err();
     assert!(matches!(e, Error::TooManyPoints { .. }), "{e:?}");
 }
+
+#[test]
+fn the_kernel_references_check_their_arguments() {
+    use orrery_clusters::search::exact::block_topk;
+    use orrery_clusters::search::ivf::{assign_nearest, kmeans_plus_plus, lists_of, lloyd_update};
+    let db = Vectors::new(&[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], 2).unwrap();
+    invalid(block_topk(&db, &db, 0..4, 0..3, 1, Metric::L2).unwrap_err(), "query_rows");
+    #[allow(clippy::reversed_empty_ranges)]
+    let reversed = 2..1;
+    invalid(block_topk(&db, &db, 0..1, reversed, 1, Metric::L2).unwrap_err(), "rows");
+    invalid(block_topk(&db, &db, 0..1, 0..3, 0, Metric::L2).unwrap_err(), "k");
+    assert_eq!(kmeans_plus_plus(&db, 4, 0).unwrap_err(), IvfIndex::build(&db, &IvfParams::new(4)).unwrap_err());
+    assert!(matches!(
+        assign_nearest(&db, &[0.0; 3]).unwrap_err(),
+        Error::LengthMismatch { expected: 4, actual: 3, .. }
+    ));
+    assert!(matches!(assign_nearest(&db, &[]).unwrap_err(), Error::LengthMismatch { expected: 2, actual: 0, .. }));
+    assert_eq!(
+        lists_of(&[0, 2, 1], 2).unwrap_err(),
+        Error::IndexOutOfBounds { what: "assignment", position: 1, index: 2, len: 2 }
+    );
+    let mut c = vec![0.0f64; 4];
+    assert!(matches!(lloyd_update(&db, &[0, 3], &[0, 1, 2], &mut c).unwrap_err(), Error::LengthMismatch { .. }));
+    assert!(matches!(lloyd_update(&db, &[0, 1, 2], &[0, 1, 2], &mut c).unwrap_err(), Error::LengthMismatch { .. }));
+    assert!(matches!(lloyd_update(&db, &[0, 2, 3], &[0, 1, 7], &mut c).unwrap_err(), Error::IndexOutOfBounds { .. }));
+    invalid(lloyd_update(&db, &[0, 2, 1], &[0], &mut c).unwrap_err(), "list offsets");
+    assert!(lloyd_update(&db, &[0, 2, 3], &[0, 1, 2], &mut c).is_ok());
+    assert_eq!(c, [1.0, 2.0, 4.0, 5.0]);
+}

@@ -85,11 +85,11 @@ fn the_blocking_does_not_change_the_result() {
     let qv = gaussian_queries(&data, 9, 0.3, 1);
     let q = Vectors::new(&qv, 6).unwrap();
     let n = db.len();
-    let whole = block_topk(&db, &q, 0..9, 0..n, 10, Metric::L2);
+    let whole = block_topk(&db, &q, 0..9, 0..n, 10, Metric::L2).unwrap();
     // Any split of the rows, merged, gives the same lists.
     for cut in [1, 63, 64, n / 2, n - 1] {
-        let a = block_topk(&db, &q, 0..9, 0..cut, 10, Metric::L2);
-        let b = block_topk(&db, &q, 0..9, cut..n, 10, Metric::L2);
+        let a = block_topk(&db, &q, 0..9, 0..cut, 10, Metric::L2).unwrap();
+        let b = block_topk(&db, &q, 0..9, cut..n, 10, Metric::L2).unwrap();
         for qi in 0..9 {
             let merged = orrery_clusters::search::topk::merge_sorted(&[&a[qi], &b[qi]], 10);
             assert_eq!(merged, whole[qi], "cut {cut}, query {qi}");
@@ -100,4 +100,18 @@ fn the_blocking_does_not_change_the_result() {
         let rows: Vec<u32> = whole[qi].iter().map(|c| c.row).collect();
         assert_eq!(nn.rows_of(qi), rows.as_slice());
     }
+}
+
+#[test]
+fn more_queries_than_one_batch() {
+    // 1,100 queries: two batches of the 1,024-query loop.
+    let data = synth(6, 3, 60.0, 40);
+    let db = data.vectors().unwrap();
+    let qv = gaussian_queries(&data, 1100, 0.5, 6);
+    let q = Vectors::new(&qv, 3).unwrap();
+    let rows = all_rows(&data.clusters().unwrap());
+    let all: Vec<usize> = (0..rows.len()).collect();
+    let nn = exact_search(&db, &q, 7, Metric::L2).unwrap();
+    assert_eq!(nn.len(), 1100);
+    assert_matches_brute_force(&nn, &rows, &all, &to_f64(&qv, 3), Metric::L2);
 }

@@ -47,19 +47,36 @@ fn seeding_is_the_sequential_k_means_plus_plus_draw() {
     assert!(v.len() < 4096);
     let rows = all_rows(&data.clusters().unwrap());
     for seed in [0, 1, 99] {
-        assert_eq!(kmeans_plus_plus(&v, 20, seed), kmeans_pp_ref(&rows, 20, seed), "seed {seed}");
+        assert_eq!(kmeans_plus_plus(&v, 20, seed).unwrap(), kmeans_pp_ref(&rows, 20, seed), "seed {seed}");
     }
     // Seeds are distinct rows while distinct rows remain.
-    let s = kmeans_plus_plus(&v, 20, 5);
+    let s = kmeans_plus_plus(&v, 20, 5).unwrap();
     let mut u = s.clone();
     u.sort_unstable();
     u.dedup();
     assert_eq!(u.len(), 20);
     // Fewer distinct rows than lists: the rest are drawn uniformly, no panic.
     let dup = Vectors::new(&[1.0f32, 1.0, 1.0, 2.0, 2.0, 2.0], 3).unwrap();
-    assert_eq!(kmeans_plus_plus(&dup, 2, 0).len(), 2);
+    assert_eq!(kmeans_plus_plus(&dup, 2, 0).unwrap().len(), 2);
     let same = Vectors::new(&[1.0f32; 12], 3).unwrap();
-    assert_eq!(kmeans_plus_plus(&same, 3, 0).len(), 3);
+    assert_eq!(kmeans_plus_plus(&same, 3, 0).unwrap().len(), 3);
+}
+
+#[test]
+fn seeding_over_several_blocks_is_the_same_on_any_thread_count() {
+    // 10,000 rows: three blocks of the seeding's running sum.
+    let data = synth(20, 4, 400.0, 5);
+    let v = data.vectors().unwrap();
+    assert!(v.len() > 2 * 4096, "{}", v.len());
+    let on = |t: usize| {
+        rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| kmeans_plus_plus(&v, 30, 8).unwrap())
+    };
+    let one = on(1);
+    assert_eq!(one, on(3));
+    let mut u = one.clone();
+    u.sort_unstable();
+    u.dedup();
+    assert_eq!(u.len(), 30);
 }
 
 #[test]
@@ -67,22 +84,22 @@ fn lloyd_passes_match_their_references() {
     let data = synth(6, 4, 80.0, 3);
     let v = data.vectors().unwrap();
     let rows = all_rows(&data.clusters().unwrap());
-    let seeds = kmeans_plus_plus(&v, 6, 1);
+    let seeds = kmeans_plus_plus(&v, 6, 1).unwrap();
     let mut cents: Vec<f64> = seeds.iter().flat_map(|&r| rows[r as usize].clone()).collect();
-    let assignment = assign_nearest(&v, &cents);
+    let assignment = assign_nearest(&v, &cents).unwrap();
     for (i, x) in rows.iter().enumerate() {
         let d: Vec<f64> = (0..6).map(|l| sq(x, &cents[l * 4..(l + 1) * 4])).collect();
         let best = (0..6).min_by(|&a, &b| d[a].total_cmp(&d[b]).then(a.cmp(&b))).unwrap();
         assert_eq!(assignment[i] as usize, best);
     }
-    let (offsets, members) = lists_of(&assignment, 6);
+    let (offsets, members) = lists_of(&assignment, 6).unwrap();
     assert_eq!(offsets[6] as usize, rows.len());
     for l in 0..6 {
         let m = &members[offsets[l] as usize..offsets[l + 1] as usize];
         assert!(m.windows(2).all(|w| w[0] < w[1]) && m.iter().all(|&r| assignment[r as usize] as usize == l));
     }
     let before = cents.clone();
-    lloyd_update(&v, &offsets, &members, &mut cents);
+    lloyd_update(&v, &offsets, &members, &mut cents).unwrap();
     for l in 0..6 {
         let m = &members[offsets[l] as usize..offsets[l + 1] as usize];
         for d in 0..4 {
