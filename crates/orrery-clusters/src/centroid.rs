@@ -41,8 +41,8 @@ impl CentroidParams {
     /// Checks both thresholds.
     ///
     /// # Errors
-    /// [`Error::NonFiniteValue`] for a NaN or infinite threshold,
-    /// [`Error::InvalidArgument`] for a negative one.
+    /// [`orrery_core::Error::NonFiniteValue`] for a NaN or infinite threshold,
+    /// [`orrery_core::Error::InvalidArgument`] for a negative one.
     pub fn validate(&self) -> Result<()> {
         check_finite_scalar("outlier_sigmas", self.outlier_sigmas)?;
         check_finite_scalar("core_scale", self.core_scale)?;
@@ -288,7 +288,7 @@ fn threshold_pass(
 /// ```
 ///
 /// # Errors
-/// [`Error::NonFiniteValue`] or [`Error::InvalidArgument`] for bad thresholds
+/// [`orrery_core::Error::NonFiniteValue`] or [`orrery_core::Error::InvalidArgument`] for bad thresholds
 /// ([`CentroidParams::validate`]).
 pub fn centroid_stats(clusters: &Clusters<'_>, params: &CentroidParams) -> Result<CentroidStats> {
     params.validate()?;

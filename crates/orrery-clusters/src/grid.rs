@@ -17,8 +17,8 @@
 //!   over the upper triangle (`i < j`) skip the pairs with `ti > tj` and, on the
 //!   diagonal, take `j > i` only; nothing of size `n_c^2` is ever stored.
 //!
-//! Reductions are deterministic: [`reduce_chunks`] and [`reduce_tiles`] fold each item
-//! (or a fixed-size group of consecutive tile pairs) sequentially, then merge a
+//! Reductions are deterministic: the CPU drivers of both grids fold each item (a chunk,
+//! or a group of [`tile_group`] consecutive tile pairs) sequentially, then merge a
 //! cluster's partials in item order. The partition into items depends only on the
 //! offsets and the constants here, never on the thread count, so every result is one
 //! fixed function of the input.

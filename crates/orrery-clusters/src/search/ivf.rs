@@ -20,7 +20,7 @@
 //! - A final assignment makes the lists: each list's rows ascending, their vectors
 //!   copied into list order (the index owns them, like an `IndexIVFFlat`).
 //!
-//! **Search**: the engine of [`crate::search::probe`]: the `nprobe` best centroids by
+//! **Search**: the list-probing engine shared with the lattice: the `nprobe` best centroids by
 //! the search metric, a partial top-k per probed list, a merge.
 
 use orrery_core::{Error, Result};

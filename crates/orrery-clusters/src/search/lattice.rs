@@ -1,7 +1,7 @@
 //! Lattice search: the user's clusters are the lists. Per query the `nprobe` clusters
 //! with the best centroids (by the search metric, ties to the lower cluster), then a
 //! partial top-k per query-cluster pair, merged by the same engine as the inverted file
-//! ([`crate::search::probe`]). Rows are the clusters' global rows.
+//! (the list-probing engine of `search/probe.rs`). Rows are the clusters' global rows.
 //!
 //! The centroids are those of the centroid family's first pass
 //! ([`crate::centroid::centroids`]), so the fused search ([`crate::search::fused`])
