@@ -70,7 +70,11 @@ pub struct ChunkGrid<'a> {
 }
 
 impl<'a> ChunkGrid<'a> {
-    /// The grid of `offsets` (validated CSR offsets) in chunks of `chunk >= 1` members.
+    /// The grid of `offsets` (validated CSR offsets, as [`crate::Clusters::offsets`])
+    /// in chunks of `chunk` members.
+    ///
+    /// # Panics
+    /// When `chunk == 0` or the offsets decrease.
     pub fn new(offsets: &'a [u32], chunk: usize) -> Self {
         assert!(chunk >= 1);
         let mut prefix = Vec::with_capacity(offsets.len());
@@ -94,11 +98,17 @@ impl<'a> ChunkGrid<'a> {
     }
 
     /// The items of cluster `c`.
+    ///
+    /// # Panics
+    /// When `c` is not a cluster.
     pub fn items_of(&self, c: usize) -> Range<usize> {
         self.prefix[c]..self.prefix[c + 1]
     }
 
     /// Item `g`: its cluster (by binary search in the prefix sum) and its rows.
+    ///
+    /// # Panics
+    /// When `g >= self.len()`.
     pub fn decode(&self, g: usize) -> Chunk {
         let cluster = self.prefix.partition_point(|&p| p <= g) - 1;
         let start = self.offsets[cluster] as usize + (g - self.prefix[cluster]) * self.chunk;
@@ -127,7 +137,11 @@ pub struct TileGrid<'a> {
 }
 
 impl<'a> TileGrid<'a> {
-    /// The grid of `offsets` (validated CSR offsets) in tiles of `tile >= 1` rows.
+    /// The grid of `offsets` (validated CSR offsets, as [`crate::Clusters::offsets`])
+    /// in tiles of `tile` rows.
+    ///
+    /// # Panics
+    /// When `tile == 0` or the offsets decrease.
     pub fn new(offsets: &'a [u32], tile: usize) -> Self {
         assert!(tile >= 1);
         let mut prefix = Vec::with_capacity(offsets.len());
@@ -157,12 +171,18 @@ impl<'a> TileGrid<'a> {
     }
 
     /// Row tiles of cluster `c`.
+    ///
+    /// # Panics
+    /// When `c` is not a cluster.
     pub fn tiles_of(&self, c: usize) -> usize {
         ((self.offsets[c + 1] - self.offsets[c]) as usize).div_ceil(self.tile)
     }
 
     /// Tile pair `g`: the cluster with `Q[c] <= g < Q[c + 1]` (binary search), then
     /// `ti = l / T_c`, `tj = l % T_c` for `l = g - Q[c]`.
+    ///
+    /// # Panics
+    /// When `g >= self.len()`.
     pub fn decode(&self, g: u64) -> TilePair {
         let cluster = self.prefix.partition_point(|&p| p <= g) - 1;
         let local = g - self.prefix[cluster];
@@ -171,6 +191,9 @@ impl<'a> TileGrid<'a> {
     }
 
     /// The global rows of tile `t` of cluster `c`.
+    ///
+    /// # Panics
+    /// When `c` is not a cluster.
     pub fn tile_rows(&self, c: usize, t: usize) -> Range<usize> {
         let start = self.offsets[c] as usize + t * self.tile;
         start..(start + self.tile).min(self.offsets[c + 1] as usize)

@@ -184,9 +184,13 @@ pub fn gaussian_clusters(params: &SynthParams) -> Result<SynthData> {
 }
 
 /// `count` query vectors drawn like members of uniformly chosen clusters of `data`
-/// (from their true centres with `cluster_std`), from stream `u64::MAX` of `seed`.
+/// (from their true centres with `cluster_std`), from stream `u64::MAX` of `seed`
+/// (none for data without clusters or centres).
 pub fn gaussian_queries(data: &SynthData, count: usize, cluster_std: f64, seed: u64) -> Vec<f32> {
-    let clusters = data.offsets.len() - 1;
+    let clusters = data.offsets.len().saturating_sub(1);
+    if clusters == 0 || data.centers.len() < clusters * data.dim {
+        return Vec::new();
+    }
     let mut z = Normals::new(seed, u64::MAX);
     let mut out = Vec::with_capacity(count * data.dim);
     for _ in 0..count {
