@@ -64,7 +64,7 @@ def test_cuda_build_follows_pending_torch_work():
 def test_cuda_bad_input():
     torch = real_torch()
     cuda_or_skip(torch)
-    data, bi, _ = tensors(torch, [64], 3, 4, torch.float32, "cuda")
+    data, bi, _ = tensors(torch, [32, 32], 3, 4, torch.float32, "cuda")
     with pytest.raises(ValueError):
         balltree.build_balltree(data, bi.cpu())
     nan = data.clone()
@@ -73,8 +73,12 @@ def test_cuda_bad_input():
     # but unspecified tree, never a fault: the call must return normally.
     idx, mask = balltree.build_balltree(nan, bi)
     assert idx.shape == mask.shape == (64,)
+    unsorted = bi.clone()
+    unsorted[10] = 1
     with pytest.raises(ValueError, match="sorted"):
-        balltree.build_balltree(data, bi.flip(0))
+        balltree.build_balltree(data, unsorted)
+    with pytest.raises(ValueError, match="start from 0"):
+        balltree.build_balltree(data, bi + 1)
 
 
 def test_rotations_match_the_reference(reference):
