@@ -67,7 +67,7 @@ except ImportError as e:
 try:
     import torch
 
-    has_cuda = torch.cuda.is_available()
+    has_cuda = hasattr(torch, "cuda") and torch.cuda.is_available()  # (not the tests' import stub)
 except ImportError:
     torch, has_cuda = None, False
     print("torch not importable; the CUDA-tensor rows are skipped", file=sys.stderr)
