@@ -448,14 +448,15 @@ impl PyBallTree {
     }
 }
 
-/// `time_device_build(points, offsets, executor="cuda", warmup=2, repeats=10) ->
-/// list[float]`: the Rust-side time of the GPU build, in milliseconds per build, for
+/// `time_device_build(points, offsets, executor="cuda", warmup=2, repeats=10, wall=False)
+/// -> list[float]`: the Rust-side time of the GPU build, in milliseconds per build, for
 /// comparing the Python path against it. The host points are uploaded once (untimed);
-/// each sample is [`orrery_balltree::gpu::GpuBallTreeBuilder::build`] alone between two
-/// device markers, the builder keeping its plan and buffers, as `orrery-bench balltree`
-/// times it.
+/// each sample is [`orrery_balltree::gpu::GpuBallTreeBuilder::build`] alone, the builder
+/// keeping its plan and buffers: between two device markers (as `orrery-bench balltree`
+/// times it), or with `wall` on the host clock from the call until the device is done
+/// (what a Rust caller that waits for the tree sees).
 #[pyfunction]
-#[pyo3(signature = (points, offsets, executor = "cuda", warmup = 2, repeats = 10))]
+#[pyo3(signature = (points, offsets, executor = "cuda", warmup = 2, repeats = 10, wall = false))]
 pub fn time_device_build(
     py: Python<'_>,
     points: &Bound<'_, PyAny>,
@@ -463,6 +464,7 @@ pub fn time_device_build(
     executor: &str,
     warmup: usize,
     repeats: usize,
+    wall: bool,
 ) -> PyResult<Vec<f64>> {
     let choice = Choice::parse(executor).py_err()?;
     let points = HostPoints::extract(points, "points")?;
@@ -471,20 +473,22 @@ pub fn time_device_build(
     with_points!(&points, p => py.detach(|| {
         let cloud = PointCloud::new(p, dim, batches_of(offsets)?)?;
         match choice {
-            Choice::Cuda(ordinal) => time_builds(&mut lock(&*cuda(ordinal)?), &cloud, warmup, repeats),
-            Choice::Wgpu => time_builds(&mut lock(&*wgpu()?), &cloud, warmup, repeats),
+            Choice::Cuda(ordinal) => time_builds(&mut lock(&*cuda(ordinal)?), &cloud, warmup, repeats, wall),
+            Choice::Wgpu => time_builds(&mut lock(&*wgpu()?), &cloud, warmup, repeats, wall),
             Choice::Cpu => Err(Error::InvalidArgument { what: "executor", reason: "the device timing needs \"cuda\" or \"wgpu\"".into() }),
         }
     }))
     .py_err()
 }
 
-/// Uploads once, builds `warmup` times, then times `repeats` builds with device markers.
+/// Uploads once, builds `warmup` times, then times `repeats` builds with device markers
+/// (`wall`: on the host clock, from the call until the device is done).
 fn time_builds<E: GpuExecutor, T: GpuReal>(
     state: &mut GpuState<E>,
     cloud: &PointCloud<'_, T>,
     warmup: usize,
     repeats: usize,
+    wall: bool,
 ) -> Result<Vec<f64>> {
     let GpuState { exec, builder } = state;
     let points = exec.upload(cloud.points())?;
@@ -494,10 +498,17 @@ fn time_builds<E: GpuExecutor, T: GpuReal>(
     exec.synchronize()?;
     let mut samples = Vec::with_capacity(repeats);
     for _ in 0..repeats {
-        let start = exec.mark()?;
-        builder.build(exec, &points, cloud.dim(), cloud.batches())?;
-        let end = exec.mark()?;
-        samples.push(exec.elapsed(&start, &end)?.as_secs_f64() * 1e3);
+        if wall {
+            let start = std::time::Instant::now();
+            builder.build(exec, &points, cloud.dim(), cloud.batches())?;
+            exec.synchronize()?;
+            samples.push(start.elapsed().as_secs_f64() * 1e3);
+        } else {
+            let start = exec.mark()?;
+            builder.build(exec, &points, cloud.dim(), cloud.batches())?;
+            let end = exec.mark()?;
+            samples.push(exec.elapsed(&start, &end)?.as_secs_f64() * 1e3);
+        }
     }
     Ok(samples)
 }

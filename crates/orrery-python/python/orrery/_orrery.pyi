@@ -56,4 +56,5 @@ def time_device_build(
     executor: str = "cuda",
     warmup: int = 2,
     repeats: int = 10,
+    wall: bool = False,
 ) -> List[float]: ...

@@ -191,23 +191,25 @@ def _tensor_points(data: Any) -> Any:
 
 def _device_offsets(torch: Any, batch_idx: Any) -> List[int]:
     """CSR offsets of a batch index on the GPU, in one small transfer (no copy of it):
-    the first index, the number of bad steps (decreasing or skipping a batch) and the
-    positions where the batch changes."""
+    the first index, the smallest and largest step (a sorted, gap-free index steps by 0
+    or 1) and the positions where the batch changes."""
     n = batch_idx.numel()
     if n == 0:
         raise ValueError("batch_idx is empty")
     if batch_idx.dtype.is_floating_point or batch_idx.dtype == torch.bool:
         raise ValueError(f"batch_idx must be integers, got dtype {batch_idx.dtype}")
-    bi = batch_idx.detach()
-    steps = bi[1:] - bi[:-1]
-    bad = ((steps < 0) | (steps > 1)).sum().view(1)
-    change = torch.nonzero(steps).view(-1) + 1
-    head = torch.cat([bi[:1].long(), bad, change]).tolist()
+    bi = batch_idx.detach().long()
+    if n == 1:
+        head = [bi.item(), 0, 0]
+    else:
+        steps = torch.diff(bi)
+        lo, hi = torch.aminmax(steps)
+        head = torch.cat([bi[:1], lo.view(1), hi.view(1), torch.nonzero(steps).view(-1) + 1]).tolist()
     if head[0] != 0:
         raise ValueError("Batch indices must start from 0")
-    if head[1]:
+    if head[1] < 0 or head[2] > 1:
         raise ValueError("Batch indices must be sorted and without gaps (0, 0, 1, 1, 2, ...)")
-    return [0] + head[2:] + [n]
+    return [0] + head[3:] + [n]
 
 
 def _cuda_device(executor: str, data: Any) -> Optional[int]:
@@ -245,12 +247,11 @@ def build_balltree(data: Any, batch_idx: Any, *, executor: str = "auto") -> Tupl
     stream = _orrery.cuda_stream(ordinal)
     out_idx = torch.empty(slots, dtype=torch.int32, device=data.device)
     out_mask = torch.empty(slots, dtype=torch.int32, device=data.device)
-    _orrery.build_cuda(
-        points.__dlpack__(stream=stream),
-        offsets,
-        out_idx.__dlpack__(stream=stream),
-        out_mask.__dlpack__(stream=stream),
-    )
+    # One ordering point covers all three tensors: torch's work so far, including any on
+    # the memory the outputs reuse, is ordered before orrery's stream by the points'
+    # export; the outputs' exports (stream=-1) add no second wait.
+    points_capsule = points.__dlpack__(stream=stream)
+    _orrery.build_cuda(points_capsule, offsets, out_idx.__dlpack__(stream=-1), out_mask.__dlpack__(stream=-1))
     return out_idx.long(), out_mask.bool()
 
 
