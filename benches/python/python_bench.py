@@ -20,7 +20,9 @@ three input sets rotated over the timed calls. Rows (executor names):
   tensors (the reference copies them to the host and back);
 - `orrery cuda torch f32`: `orrery.balltree.build_balltree(data, batch_idx)` on CUDA
   tensors, built in place on the GPU (DLPack), int64/bool tensors returned on the device;
-- `orrery cuda rust-side f32`: `orrery._orrery.time_device_build`: the same build timed in
+- `orrery cpu (N threads) rust-side f32`: `orrery._orrery.time_rust_build(..., "cpu")`: the
+  CPU build of the validated float32 cloud timed in Rust (host clock), in this process;
+- `orrery cuda rust-side f32`: `orrery._orrery.time_rust_build`: the same build timed in
   Rust between two device markers, points already on the device (what `orrery-bench
   balltree` times), in the same process on the same data.
 
@@ -128,6 +130,8 @@ for batches, per in SHAPES:
     add(f"orrery {orrery.__version__} cpu ({threads} threads) numpy f64", workload, n, st)
     st = time_calls(ours.build_balltree_with_offsets, [(p, offsets) for p in sets32])
     add(f"orrery {orrery.__version__} cpu ({threads} threads) numpy f32", workload, n, st)
+    samples = _orrery.time_rust_build(sets32[0], offsets, "cpu", args.warmup, args.repeats)
+    add(f"orrery {orrery.__version__} cpu ({threads} threads) rust-side f32", workload, n, stats([s / 1e3 for s in samples]), "host clock")
     if has_cuda:
         bi = torch.repeat_interleave(torch.arange(batches, device="cuda"), per)
         dev = [(torch.from_numpy(p).cuda(), bi) for p in sets32]
@@ -139,7 +143,7 @@ for batches, per in SHAPES:
             add(f"balltree-erwin 0.1.0 ({threads} OpenMP threads) torch cuda f32", workload, n, st, "host round trip")
         st = time_calls(ours.build_balltree, dev, sync)
         add(f"orrery {orrery.__version__} cuda torch f32", workload, n, st, "in place (DLPack)")
-        samples = _orrery.time_device_build(sets32[0], offsets, "cuda", args.warmup, args.repeats)
+        samples = _orrery.time_rust_build(sets32[0], offsets, "cuda", args.warmup, args.repeats)
         add(f"orrery {orrery.__version__} cuda rust-side f32", workload, n, stats([s / 1e3 for s in samples]), "device markers")
 
 env = {

@@ -60,7 +60,7 @@ for batches, per in [(16, 1024), (64, 16384), (1, 1 << 20)]:
     }
     for name, f in rows.items():
         print(f"{batches}x{per:<8} {name:<28} {med(f):8.4f} ms", flush=True)
-    dev = statistics.median(_orrery.time_device_build(host, offsets, "cuda", 3, args.repeats))
-    wall = statistics.median(_orrery.time_device_build(host, offsets, "cuda", 3, args.repeats, True))
+    dev = statistics.median(_orrery.time_rust_build(host, offsets, "cuda", 3, args.repeats))
+    wall = statistics.median(_orrery.time_rust_build(host, offsets, "cuda", 3, args.repeats, True))
     print(f"{batches}x{per:<8} {'rust build (device markers)':<28} {dev:8.4f} ms")
     print(f"{batches}x{per:<8} {'rust build + sync (host)':<28} {wall:8.4f} ms", flush=True)

@@ -448,16 +448,18 @@ impl PyBallTree {
     }
 }
 
-/// `time_device_build(points, offsets, executor="cuda", warmup=2, repeats=10, wall=False)
-/// -> list[float]`: the Rust-side time of the GPU build, in milliseconds per build, for
-/// comparing the Python path against it. The host points are uploaded once (untimed);
+/// `time_rust_build(points, offsets, executor="cuda", warmup=2, repeats=10, wall=False)
+/// -> list[float]`: the Rust-side time of the build, in milliseconds per build, for
+/// comparing the Python path against it. On "cpu": [`cpu::build`] of the validated cloud
+/// (validation untimed) on the host clock, the tree dropped inside the timing. On a GPU:
+/// the host points are uploaded once (untimed);
 /// each sample is [`orrery_balltree::gpu::GpuBallTreeBuilder::build`] alone, the builder
 /// keeping its plan and buffers: between two device markers (as `orrery-bench balltree`
 /// times it), or with `wall` on the host clock from the call until the device is done
 /// (what a Rust caller that waits for the tree sees).
 #[pyfunction]
 #[pyo3(signature = (points, offsets, executor = "cuda", warmup = 2, repeats = 10, wall = false))]
-pub fn time_device_build(
+pub fn time_rust_build(
     py: Python<'_>,
     points: &Bound<'_, PyAny>,
     offsets: PyReadonlyArray1<'_, i64>,
@@ -475,10 +477,26 @@ pub fn time_device_build(
         match choice {
             Choice::Cuda(ordinal) => time_builds(&mut lock(&*cuda(ordinal)?), &cloud, warmup, repeats, wall),
             Choice::Wgpu => time_builds(&mut lock(&*wgpu()?), &cloud, warmup, repeats, wall),
-            Choice::Cpu => Err(Error::InvalidArgument { what: "executor", reason: "the device timing needs \"cuda\" or \"wgpu\"".into() }),
+            Choice::Cpu => time_cpu_builds(&cloud, warmup, repeats),
         }
     }))
     .py_err()
+}
+
+/// Builds `warmup` times, then times `repeats` builds of the validated cloud on the host
+/// clock (what `orrery-bench balltree` times on the CPU).
+fn time_cpu_builds<T: GpuReal>(cloud: &PointCloud<'_, T>, warmup: usize, repeats: usize) -> Result<Vec<f64>> {
+    for _ in 0..warmup {
+        cpu::build(cloud)?;
+    }
+    let mut samples = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = std::time::Instant::now();
+        let tree = cpu::build(cloud)?;
+        drop(tree);
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(samples)
 }
 
 /// Uploads once, builds `warmup` times, then times `repeats` builds with device markers

@@ -28,7 +28,7 @@ fn _orrery(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(balltree::cuda_stream, m)?)?;
     m.add_function(wrap_pyfunction!(balltree::slot_count, m)?)?;
     m.add_function(wrap_pyfunction!(balltree::rotation_matrix, m)?)?;
-    m.add_function(wrap_pyfunction!(balltree::time_device_build, m)?)?;
+    m.add_function(wrap_pyfunction!(balltree::time_rust_build, m)?)?;
     m.add_function(wrap_pyfunction!(executors_available, m)?)?;
     m.add_class::<balltree::PyBallTree>()?;
     Ok(())

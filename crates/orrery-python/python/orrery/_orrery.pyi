@@ -50,7 +50,7 @@ class BallTree:
     ) -> List[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]: ...
     def __len__(self) -> int: ...
 
-def time_device_build(
+def time_rust_build(
     points: npt.NDArray[np.floating],
     offsets: npt.NDArray[np.int64],
     executor: str = "cuda",
