@@ -9,8 +9,7 @@
 # and .whl/balltree_erwin-*.whl (built as benches/python/balltree_peer.py says).
 #   bash benches/device/python.sh   (on the device machine, from the repository root, $OUT set)
 # --report-api-errors no: the executor probes cuFuncGetParamInfo until it fails (how it
-# counts a kernel's parameters), and the external-pointer test asks the driver about a
-# host pointer on purpose; both are API errors by design, not memory errors.
+# counts a kernel's parameters): an API error by design, not a memory error.
 set -u
 R=$OUT; OUT=/tmp/results; mkdir -p $OUT   # the device returns at most 8 files: pack the logs
 export PYTHONUNBUFFERED=1 XDG_RUNTIME_DIR=$(mktemp -d) ORRERY_KERNEL_CACHE=/tmp/orrery-kernels

@@ -59,23 +59,21 @@ impl CudaExecutor {
             )));
         }
         self.stream.bind()?;
-        let memory_type: u32 =
-            Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)?;
-        if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
-            return Err(invalid(format!("{ptr:#x} is not device memory (CUmemorytype {memory_type})")));
+        let info = PointerInfo::of(ptr)?;
+        if info.memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
+            return Err(invalid(format!("{ptr:#x} is not device memory (CUmemorytype {})", info.memory_type)));
         }
-        let ordinal: i32 = Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)?;
-        if usize::try_from(ordinal).ok() != Some(self.ordinal()) {
+        if usize::try_from(info.ordinal).ok() != Some(self.ordinal()) {
             return Err(invalid(format!(
-                "{ptr:#x} is on device {ordinal}, this executor on device {}",
+                "{ptr:#x} is on device {}, this executor on device {}",
+                info.ordinal,
                 self.ordinal()
             )));
         }
-        let start: u64 = Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)?;
-        let size: u64 = Self::pointer_attribute(ptr, sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE)?;
-        if ptr + bytes as u64 > start + size {
+        if ptr + bytes as u64 > info.start + info.size as u64 {
             return Err(invalid(format!(
-                "{bytes} bytes from {ptr:#x} run past the end of its allocation ({size} bytes from {start:#x})"
+                "{bytes} bytes from {ptr:#x} run past the end of its allocation ({} bytes from {:#x})",
+                info.size, info.start
             )));
         }
         let raw = RawBuffer { alloc: Allocation::borrowed(Arc::clone(&self.stream), ptr, bytes), len_bytes: bytes };
@@ -89,21 +87,43 @@ impl CudaExecutor {
     pub fn stream_handle(&self) -> u64 {
         self.stream.raw() as u64
     }
+}
 
-    /// One pointer attribute of `ptr` (`V` is the attribute's C type).
-    fn pointer_attribute<V: Default + Copy>(ptr: u64, attribute: sys::CUpointer_attribute) -> Result<V> {
-        let mut value = V::default();
-        // SAFETY: `value` is a live `V`, the C type the driver writes for `attribute`
-        // (unsigned int for the memory type, int for the ordinal, CUdeviceptr and size_t
-        // for the range); the context is current.
-        let r = unsafe { sys::cuPointerGetAttribute((&raw mut value).cast::<c_void>(), attribute, ptr) };
+/// What the driver records of a device address.
+struct PointerInfo {
+    /// `CUmemorytype` (0 for memory the driver does not know).
+    memory_type: u32,
+    /// Device ordinal of the allocation.
+    ordinal: i32,
+    /// Start address and size of the allocation that holds the pointer.
+    start: u64,
+    size: usize,
+}
+
+impl PointerInfo {
+    /// All four attributes in one driver call (`cuPointerGetAttributes` leaves them zero,
+    /// rather than failing, for a pointer it does not know).
+    fn of(ptr: u64) -> Result<Self> {
+        let mut info = Self { memory_type: 0, ordinal: -1, start: 0, size: 0 };
+        let mut attributes = [
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        ];
+        let mut data: [*mut c_void; 4] = [
+            (&raw mut info.memory_type).cast(),
+            (&raw mut info.ordinal).cast(),
+            (&raw mut info.start).cast(),
+            (&raw mut info.size).cast(),
+        ];
+        // SAFETY: each data pointer addresses a live field of the C type the driver
+        // writes for its attribute (unsigned int, int, CUdeviceptr, size_t); the context
+        // is current.
+        let r = unsafe { sys::cuPointerGetAttributes(4, attributes.as_mut_ptr(), data.as_mut_ptr(), ptr) };
         match r {
-            sys::CUresult::CUDA_SUCCESS => Ok(value),
-            sys::CUresult::CUDA_ERROR_INVALID_VALUE => Err(Error::InvalidArgument {
-                what: "external device pointer",
-                reason: format!("the driver does not know {ptr:#x} ({attribute:?}): not memory of a CUDA allocation"),
-            }),
-            e => Err(crate::error::device_error("cuPointerGetAttribute", cudarc::driver::DriverError(e))),
+            sys::CUresult::CUDA_SUCCESS => Ok(info),
+            e => Err(crate::error::device_error("cuPointerGetAttributes", cudarc::driver::DriverError(e))),
         }
     }
 }

@@ -30,6 +30,7 @@ a CUDA tensor makes a host round trip there, as in the reference.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -190,26 +191,22 @@ def _tensor_points(data: Any) -> Any:
 
 
 def _device_offsets(torch: Any, batch_idx: Any) -> List[int]:
-    """CSR offsets of a batch index on the GPU, in one small transfer (no copy of it):
-    the first index, the smallest and largest step (a sorted, gap-free index steps by 0
-    or 1) and the positions where the batch changes."""
-    n = batch_idx.numel()
-    if n == 0:
+    """CSR offsets of a batch index on the GPU, with one small transfer (no copy of it):
+    the runs of equal values and their lengths. The index is sorted, from 0 and without
+    gaps exactly when the runs' values are 0, 1, 2, ..."""
+    if batch_idx.numel() == 0:
         raise ValueError("batch_idx is empty")
     if batch_idx.dtype.is_floating_point or batch_idx.dtype == torch.bool:
         raise ValueError(f"batch_idx must be integers, got dtype {batch_idx.dtype}")
-    bi = batch_idx.detach().long()
-    if n == 1:
-        head = [bi.item(), 0, 0]
-    else:
-        steps = torch.diff(bi)
-        lo, hi = torch.aminmax(steps)
-        head = torch.cat([bi[:1], lo.view(1), hi.view(1), torch.nonzero(steps).view(-1) + 1]).tolist()
-    if head[0] != 0:
+    values, counts = torch.unique_consecutive(batch_idx.detach(), return_counts=True)
+    runs = torch.cat([values.long(), counts]).tolist()
+    b = len(runs) // 2
+    values, counts = runs[:b], runs[b:]
+    if values[0] != 0:
         raise ValueError("Batch indices must start from 0")
-    if head[1] < 0 or head[2] > 1:
+    if values != list(range(b)):
         raise ValueError("Batch indices must be sorted and without gaps (0, 0, 1, 1, 2, ...)")
-    return [0] + head[3:] + [n]
+    return list(itertools.accumulate(counts, initial=0))
 
 
 def _cuda_device(executor: str, data: Any) -> Optional[int]:
