@@ -95,22 +95,22 @@ mod k {
 /// The chunk plan of a cluster layout: per chunk its cluster and first row, per cluster
 /// its first chunk (`clusters + 1` entries).
 struct ChunkPlan {
-    chunk_cluster: Vec<u32>,
-    chunk_start: Vec<u32>,
-    chunk_first: Vec<u32>,
+    cluster: Vec<u32>,
+    start: Vec<u32>,
+    first: Vec<u32>,
 }
 
 fn chunk_plan(offsets: &[u32]) -> ChunkPlan {
     let chunk = CL_CHUNK_ROWS;
-    let mut plan = ChunkPlan { chunk_cluster: Vec::new(), chunk_start: Vec::new(), chunk_first: vec![0] };
+    let mut plan = ChunkPlan { cluster: Vec::new(), start: Vec::new(), first: vec![0] };
     for (c, w) in offsets.windows(2).enumerate() {
         let mut start = w[0];
         while start < w[1] {
-            plan.chunk_cluster.push(c as u32);
-            plan.chunk_start.push(start);
+            plan.cluster.push(c as u32);
+            plan.start.push(start);
             start = start.saturating_add(chunk);
         }
-        plan.chunk_first.push(plan.chunk_cluster.len() as u32);
+        plan.first.push(plan.cluster.len() as u32);
     }
     plan
 }
@@ -166,7 +166,7 @@ impl<E: GpuExecutor> GpuCentroidStats<E> {
         let offsets = clusters.offsets().to_vec();
         let (k, n, dim) = (clusters.len(), clusters.num_vectors(), clusters.dim());
         let plan = chunk_plan(&offsets);
-        let chunks = plan.chunk_cluster.len();
+        let chunks = plan.cluster.len();
         let groups = k.div_ceil(CL_GROUP as usize);
         let max = exec.limits().max_buffer_bytes;
         for (what, elems) in [
@@ -181,9 +181,9 @@ impl<E: GpuExecutor> GpuCentroidStats<E> {
         Ok(Self {
             dim,
             chunks,
-            chunk_cluster: upload(exec, &plan.chunk_cluster)?,
-            chunk_start: upload(exec, &plan.chunk_start)?,
-            chunk_first: upload(exec, &plan.chunk_first)?,
+            chunk_cluster: upload(exec, &plan.cluster)?,
+            chunk_start: upload(exec, &plan.start)?,
+            chunk_first: upload(exec, &plan.first)?,
             part1: alloc(exec, chunks * dim)?,
             sums: alloc(exec, k * dim)?,
             gpart: alloc(exec, groups * dim)?,
@@ -374,7 +374,11 @@ fn blocks(items: usize) -> u32 {
 ///
 /// # Errors
 /// As [`GpuCentroidStats::new`] and [`GpuCentroidStats::run`].
-pub fn centroid_stats<E: GpuExecutor>(exec: &E, clusters: &Clusters<'_>, params: &CentroidParams) -> Result<CentroidStats> {
+pub fn centroid_stats<E: GpuExecutor>(
+    exec: &E,
+    clusters: &Clusters<'_>,
+    params: &CentroidParams,
+) -> Result<CentroidStats> {
     params.validate()?;
     let device = DeviceClusters::upload(exec, clusters)?;
     let mut stats = GpuCentroidStats::new(exec, &device)?;
@@ -390,10 +394,10 @@ mod tests {
     fn the_chunk_plan_covers_every_member_once_in_order() {
         let offsets = [0u32, 0, 300, 300, 301, 557];
         let p = chunk_plan(&offsets);
-        assert_eq!(p.chunk_first, [0, 0, 3, 3, 4, 6]);
-        assert_eq!(p.chunk_cluster, [1, 1, 1, 3, 4, 4]);
-        assert_eq!(p.chunk_start, [0, 128, 256, 300, 301, 429]);
+        assert_eq!(p.first, [0, 0, 3, 3, 4, 6]);
+        assert_eq!(p.cluster, [1, 1, 1, 3, 4, 4]);
+        assert_eq!(p.start, [0, 128, 256, 300, 301, 429]);
         let p = chunk_plan(&[0, 0]);
-        assert!(p.chunk_cluster.is_empty() && p.chunk_first == [0, 0]);
+        assert!(p.cluster.is_empty() && p.first == [0, 0]);
     }
 }

@@ -35,8 +35,8 @@ use orrery_core::{DeviceBuffer, Error, ExecutorKind, GpuExecutor, LaunchConfig, 
 
 use super::device::DeviceVectors;
 use super::sources::{
-    KNN, KNN_AS, KNN_EXACT_THREADS, KNN_KC, KNN_MARGIN, KNN_MAX_KP, KNN_MAX_SORT, KNN_NORM_THREADS,
-    KNN_REFINE_THREADS, KNN_THREADS, KNN_TILE,
+    KNN, KNN_AS, KNN_EXACT_THREADS, KNN_KC, KNN_MARGIN, KNN_MAX_KP, KNN_MAX_SORT, KNN_NORM_THREADS, KNN_REFINE_THREADS,
+    KNN_THREADS, KNN_TILE,
 };
 use crate::input::Vectors;
 use crate::search::{Metric, Neighbors, check_k, check_query_dim};
@@ -209,7 +209,8 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
         exec.reduce(&norms, ReduceOp::Max, &mut max)?;
         let m = exec.download(&max)?[0];
         // R rounded up past the f32 rounding of |x|^2; infinite when the screen must not run.
-        let rmax = if m.is_finite() && m < MAX_NORM2 { (f64::from(m).sqrt() * (1.0 + 1e-6)) as f32 } else { f32::INFINITY };
+        let rmax =
+            if m.is_finite() && m < MAX_NORM2 { (f64::from(m).sqrt() * (1.0 + 1e-6)) as f32 } else { f32::INFINITY };
         Ok(Self {
             rows: n,
             dim,
