@@ -40,6 +40,10 @@ enum Suite {
     /// Node visits per target of every walk on the gravity workloads (CPU-computed: the
     /// same on every executor).
     GravityVisits,
+    /// orrery-clusters on GPUs: the centroid family of 1K, 10K and 100K members x 1024
+    /// dims, exact k-NN of 4096 queries over 1M x 128 (k = 10, L2 and inner product);
+    /// peer: `benches/python/clusters_peer.py` (torch).
+    Clusters,
     /// Steps per second of an orrery-sim Barnes-Hut run of a Plummer sphere (1M bodies on
     /// a GPU, 64K on the CPU) and each phase's share of a step: tree, force, integration,
     /// I/O (a snapshot every K steps), diagnostics.
@@ -86,7 +90,8 @@ struct Args {
     #[arg(long)]
     cpu_spin_us: Option<u64>,
     /// Also run this Python script (benches/python/peers.py for primitives,
-    /// benches/python/balltree_peer.py for balltree) and merge the records it prints as
+    /// benches/python/balltree_peer.py for balltree, benches/python/clusters_peer.py for
+    /// clusters) and merge the records it prints as
     /// JSON lines.
     #[arg(long)]
     peer: Option<PathBuf>,
@@ -129,6 +134,7 @@ fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrer
             pool.install(|| suites::gravity::run_cpu(cfg, &name))
         }
         Suite::GravityVisits => suites::gravity::run_visits(cfg, "cpu"),
+        Suite::Clusters => suites::clusters::run_cpu(exec, cfg),
         Suite::Sim => {
             let pool = rayon_pool(args)?;
             let name = format!("cpu:rayon ({} threads, f64)", pool.current_num_threads());
@@ -155,6 +161,7 @@ fn run_gpu<E: orrery_core::GpuExecutor + 'static>(
         Suite::Gravity => suites::gravity::run_gpu(exec, cfg),
         // CPU-computed (see the suite); nothing to run on a GPU.
         Suite::GravityVisits => Ok(Vec::new()),
+        Suite::Clusters => suites::clusters::run_gpu(exec, cfg),
         Suite::Sim => suites::sim::run_gpu(exec, cfg, &args.sim),
     }
 }

@@ -19,6 +19,7 @@
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
 //! - [`sim`]: the leapfrog's kicks and drifts of `orrery-sim`.
+//! - [`clusters`]: the centroid family and exact k-NN of `orrery-clusters`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -287,6 +288,33 @@ pub mod sim {
     }
 }
 
+pub mod clusters {
+    //! `kernels/clusters`: the GPU statistics and search of `orrery-clusters` (the WGSL twin
+    //! of the centroid family is `orrery_shaders::clusters`; exact k-NN is CUDA only).
+    //! `centroid.cu` follows `common.cuh` ([`unit::CENTROID`]); `knn.cu` is self-contained.
+
+    files! { "clusters";
+        /// Shared prelude of the centroid family: launch constants, the statistics buffer's
+        /// field layout, compensated sums, f32 streaming moments.
+        COMMON_CUH = "common.cuh";
+        /// The centroid family's three passes and their merges (f32).
+        CENTROID = "centroid.cu";
+        /// Exact k-NN: norms, the tiled f32 screen with per-query top lists, the exact f64
+        /// refinement, and the exact path for flagged queries.
+        KNN = "knn.cu";
+    }
+
+    /// The translation units: `common.cuh`, then the file, after a `#line` directive.
+    pub mod unit {
+        /// `common.cuh`, `centroid.cu`.
+        pub const CENTROID: &str = concat!(
+            include_str!("../clusters/common.cuh"),
+            "\n#line 1 \"kernels/clusters/centroid.cu\"\n",
+            include_str!("../clusters/centroid.cu")
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -315,6 +343,7 @@ mod tests {
             ("tree", tree.as_slice()),
             ("traverse", super::traverse::FILES),
             ("sim", super::sim::FILES),
+            ("clusters", super::clusters::FILES),
         ] {
             let listed: BTreeSet<String> = files.iter().map(|(p, _)| (*p).to_owned()).collect();
             assert_eq!(listed, on_disk(folder), "kernels/{folder}");

@@ -17,6 +17,7 @@
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
 //! - [`sim`]: the leapfrog's kicks and drifts of `orrery-sim`.
+//! - [`clusters`]: the centroid family of `orrery-clusters`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -174,6 +175,17 @@ pub mod sim {
     }
 }
 
+pub mod clusters {
+    //! `shaders/clusters`: the GPU statistics of `orrery-clusters` (the CUDA twins are in
+    //! `orrery_kernels::clusters`); `centroid.wgsl` `//#include`s `core/common`. Exact k-NN
+    //! has no WGSL twin (its rescoring is f64).
+
+    files! { "clusters";
+        /// The centroid family's three passes and their merges (f32).
+        CENTROID = "centroid.wgsl";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -191,6 +203,7 @@ mod tests {
             ("tree", tree.as_slice()),
             ("traverse", super::traverse::FILES),
             ("sim", super::sim::FILES),
+            ("clusters", super::clusters::FILES),
         ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
             let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)

@@ -4,6 +4,7 @@
 //! executor primitive.
 
 pub mod balltree;
+pub mod clusters;
 pub mod gravity;
 pub mod keys;
 pub mod primitives;

@@ -23,6 +23,9 @@
 //! the lattice over the user's clusters ([`LatticeIndex`]) and its fused variant that
 //! measures cohesion and inertia of the members it scores.
 //!
+//! GPU passes ([`gpu`], generic over `orrery_core::GpuExecutor`): the centroid family on
+//! CUDA and wgpu, exact k-NN on CUDA, each tested against this crate's CPU reference.
+//!
 //! This crate is the CPU reference (rayon). Its passes are shaped like GPU kernels: one
 //! flat grid over all clusters per pass, decoded by the index math of [`grid`]; moments
 //! by Welford per work item and Chan's merge ([`moments`]); every reduction merged in a
@@ -52,6 +55,7 @@
 pub mod centroid;
 pub mod dist;
 pub mod diversity;
+pub mod gpu;
 pub mod grid;
 pub mod input;
 pub mod moments;

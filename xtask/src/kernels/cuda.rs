@@ -469,6 +469,7 @@ pub fn modules() -> Vec<Module> {
     add("orrery-tree-build", &orrery_tree_build::gpu_view::KERNEL_MODULES);
     add("orrery-traverse", &orrery_traverse::gpu::KERNEL_MODULES);
     add("orrery-sim", &orrery_sim::backend::device::KERNEL_MODULES);
+    add("orrery-clusters", &orrery_clusters::gpu::KERNEL_MODULES);
     add("orrery-conformance", &[orrery_conformance::TEST_KERNELS]);
     out
 }

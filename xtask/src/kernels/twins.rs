@@ -100,6 +100,12 @@ pub const CUDA_ONLY_MODULES: &[(&str, &str)] = &[
     ("core/search", CORE),
     ("core/segmented", CORE),
     ("core/histogram", CORE),
+    (
+        "clusters/knn",
+        "exact k-NN rescores its candidates in f64 in the CPU's order, so that rows and scores equal \
+         the CPU's bit for bit; WGSL has no f64, so wgpu has no exact search (the host returns \
+         Error::Unsupported there: orrery-clusters gpu/knn.rs)",
+    ),
 ];
 
 const CORE: &str = "a core primitive: each executor has its own kernels (see CUDA_ONLY_MODULES)";

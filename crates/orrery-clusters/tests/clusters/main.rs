@@ -1,6 +1,8 @@
 //! orrery-clusters' integration tests, one binary with a module per area (CI links every
 //! test binary separately; one binary per crate saves disk and link time).
 //!
+//! `gpu` compares the GPU passes with the CPU on every available executor (CUDA, wgpu).
+//!
 //! Every statistic is checked against a straightforward sequential `f64` formula in
 //! `common` on small inputs; every search against a brute-force `f64` ranking. Run one
 //! area with a filter on the module path, e.g.
@@ -16,6 +18,7 @@ mod determinism;
 mod diversity;
 mod edge_cases;
 mod errors;
+mod gpu;
 mod grid;
 mod potential;
 mod scale;

@@ -1,0 +1,57 @@
+//! The centroid family and exact k-NN on GPUs: one orchestration for every
+//! [`GpuExecutor`] (CUDA and wgpu), checked against the CPU reference of this crate, which
+//! stays the oracle.
+//!
+//! - [`centroid`]: every field of [`crate::CentroidStats`] in three passes over the members
+//!   with no atomics, on CUDA and wgpu (f32 arithmetic with compensated sums; equal to the
+//!   CPU's f64 within a relative 1e-4, see the module).
+//! - [`knn`]: exact k-NN ([`crate::exact_search`]'s result: the same rows *and* the same
+//!   `f64` scores, bit for bit) on CUDA: an f32 register-blocked screen keeps per query and
+//!   database split a top list slightly longer than `k`, and every candidate inside a proven
+//!   error band is rescored in `f64` in the CPU's order. wgpu: [`orrery_core::Error::Unsupported`]
+//!   (WGSL has no f64 for the rescoring).
+//!
+//! ```no_run
+//! # fn demo<E: orrery_core::GpuExecutor>(exec: &E) -> orrery_core::Result<()> {
+//! use orrery_clusters::{CentroidParams, Clusters, Metric, Vectors, gpu};
+//!
+//! let data = [0.0f32, 0.0, 2.0, 0.0, 10.0, 10.0];
+//! let clusters = Clusters::new(&data, 2, &[0, 2, 3])?;
+//! let stats = gpu::centroid_stats(exec, &clusters, &CentroidParams::default())?; // upload, run, download
+//! assert_eq!(stats.cohesion[0], 1.0);
+//!
+//! let queries = Vectors::new(&[0.9, 0.1], 2)?;
+//! let nn = gpu::exact_search(exec, &clusters.vectors(), &queries, 2, Metric::L2)?; // CUDA
+//! assert_eq!(nn.rows_of(0), &[1, 0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! For device-resident data and repeated runs without allocations, upload once
+//! ([`DeviceVectors`], [`DeviceClusters`]) and keep a [`GpuCentroidStats`] or a
+//! [`GpuExactSearch`]: they hold the launch plan, the scratch and the outputs.
+//!
+//! # Kernel modules
+//! | module | CUDA | WGSL | host |
+//! |---|---|---|---|
+//! | `clusters/centroid` | `kernels/clusters/centroid.cu` (after `common.cuh`) | `shaders/clusters/centroid.wgsl` | [`centroid`] |
+//! | `clusters/knn` | `kernels/clusters/knn.cu` | none (f64 rescoring) | [`knn`] |
+//!
+//! Entry points have the same name and arguments in both languages (buffers first, then
+//! scalars; see [`orrery_core::gpu`]), declared once with [`orrery_core::kernels!`] and
+//! checked against both at first use. Each kernel file's header states its launch shape,
+//! buffers, invariants and cost model.
+
+pub mod centroid;
+mod device;
+pub mod knn;
+mod sources;
+
+pub use centroid::{GpuCentroidStats, centroid_stats};
+pub use device::{DeviceClusters, DeviceVectors};
+pub use knn::{GpuExactSearch, PendingSearch, exact_search};
+#[cfg(feature = "cuda")]
+pub use orrery_backend_cuda::CudaExecutor;
+#[cfg(feature = "wgpu")]
+pub use orrery_backend_wgpu::WgpuExecutor;
+pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN};

@@ -1,0 +1,186 @@
+//! The kernel modules and the launch constants the host shares with them (each checked
+//! against the source text by a test, so the host and the kernels cannot drift apart).
+
+use orrery_core::KernelSource;
+
+/// The centroid family: `kernels/clusters/common.cuh` + `centroid.cu`, and
+/// `shaders/clusters/centroid.wgsl`.
+pub const CENTROID: KernelSource = KernelSource::new(
+    "clusters/centroid",
+    orrery_kernels::clusters::unit::CENTROID,
+    orrery_shaders::clusters::CENTROID,
+);
+
+/// Exact k-NN: `kernels/clusters/knn.cu` (CUDA only: no WGSL text).
+pub const KNN: KernelSource = KernelSource::new("clusters/knn", orrery_kernels::clusters::KNN, "");
+
+/// Every module this crate launches (for ahead-of-time compile checks: `cargo xtask
+/// kernels` compiles each with NVRTC and validates the WGSL).
+pub const KERNEL_MODULES: [KernelSource; 2] = [CENTROID, KNN];
+
+/// The entry points of the centroid module (both languages).
+pub const CENTROID_ENTRIES: [&str; 9] = [
+    "cl_sum_chunks",
+    "cl_centroids",
+    "cl_global_part",
+    "cl_global",
+    "cl_distances",
+    "cl_moments",
+    "cl_thresholds",
+    "cl_finish",
+    "cl_novelty",
+];
+
+/// The entry points of the k-NN module (CUDA only).
+pub const KNN_ENTRIES: [&str; 5] = ["knn_norms", "knn_screen", "knn_refine", "knn_exact_keys", "knn_fallback_scatter"];
+
+/// Every entry point of [`KERNEL_MODULES`], by module name.
+pub const KERNEL_ENTRIES: [(&str, &[&str]); 2] =
+    [("clusters/centroid", &CENTROID_ENTRIES), ("clusters/knn", &KNN_ENTRIES)];
+
+// ---- the centroid module's constants (common.cuh, centroid.wgsl) ------------------------
+
+/// Threads per block of the column kernels, `cl_distances`, `cl_finish` and `cl_novelty`
+/// (`CL_THREADS`, `THREADS`).
+pub(crate) const CL_THREADS: u32 = 256;
+/// Rows per chunk of the per-member passes (`CL_CHUNK_ROWS`, `CHUNK_ROWS`); also the
+/// threads of `cl_thresholds`. The CPU's chunk is 4,096 rows; 128 gives a 100K-member
+/// cluster 782 blocks, enough to fill the GPU, at partials of 3 % of the input bytes.
+pub(crate) const CL_CHUNK_ROWS: u32 = 128;
+/// Threads of `cl_moments` (`CL_MERGE_THREADS`, `MERGE_THREADS`).
+pub(crate) const CL_MERGE_THREADS: u32 = 128;
+/// Clusters per partial of the global centroid (`CL_GROUP`, `GROUP`).
+pub(crate) const CL_GROUP: u32 = 32;
+/// Fields of the per-cluster statistics buffer (`CL_FIELDS`, `FIELDS`).
+pub(crate) const CL_FIELDS: usize = 17;
+/// Values per chunk of pass 2's partials (`CL_P2_FIELDS`).
+pub(crate) const CL_P2_FIELDS: usize = 8;
+/// Words per chunk of pass 3's partials (`CL_P3_FIELDS`).
+pub(crate) const CL_P3_FIELDS: usize = 4;
+
+/// The statistics buffer's fields in order (`CL_F_*` in common.cuh, `F_*` in the WGSL).
+pub(crate) mod field {
+    pub const COHESION: usize = 0;
+    pub const INERTIA: usize = 1;
+    pub const RMS: usize = 2;
+    pub const SPREAD: usize = 3;
+    pub const SKEW: usize = 4;
+    pub const MIN: usize = 5;
+    pub const MAX: usize = 6;
+    pub const MEAN_NORM: usize = 7;
+    pub const QUALITY: usize = 8;
+    pub const OFFSET: usize = 9;
+    pub const NOVELTY: usize = 10;
+    pub const OUTLIER: usize = 11;
+    pub const CORE: usize = 12;
+    pub const CORE_PERIPHERY: usize = 13;
+    /// The names as the sources spell them (after `CL_F_` / `F_`), in order.
+    #[cfg(test)]
+    pub const NAMES: [&str; super::CL_FIELDS] = [
+        "COHESION",
+        "INERTIA",
+        "RMS",
+        "SPREAD",
+        "SKEW",
+        "MIN",
+        "MAX",
+        "MEAN_NORM",
+        "QUALITY",
+        "OFFSET",
+        "NOVELTY",
+        "OUTLIER",
+        "CORE",
+        "CORE_PERIPHERY",
+        "OUTLIER_T",
+        "CORE_T",
+        "GLOBAL_TERM",
+    ];
+}
+
+// ---- the k-NN module's constants (knn.cu) -----------------------------------------------
+
+/// Threads of `knn_screen` (`KNN_THREADS`).
+pub(crate) const KNN_THREADS: u32 = 256;
+/// Queries per block and database rows per tile of `knn_screen` (`KNN_TILE`).
+pub(crate) const KNN_TILE: usize = 128;
+/// Dimensions per shared-memory chunk (`KNN_KC`).
+pub(crate) const KNN_KC: usize = 16;
+/// Row stride of a shared-memory stage in floats (`KNN_AS`).
+pub(crate) const KNN_AS: usize = 132;
+/// Longest per-query list of the screen (`KNN_MAX_KP`): `k + KNN_MARGIN` rounded up to 8.
+pub(crate) const KNN_MAX_KP: usize = 144;
+/// Entries beyond `k` that a screen list keeps (`KNN_MARGIN`).
+pub(crate) const KNN_MARGIN: usize = 16;
+/// Threads of `knn_refine` (`KNN_REFINE_THREADS`).
+pub(crate) const KNN_REFINE_THREADS: u32 = 256;
+/// Most entries `knn_refine` sorts per query (`KNN_MAX_SORT`): splits * KP <= this.
+pub(crate) const KNN_MAX_SORT: usize = 2048;
+/// Threads of `knn_norms` (`KNN_NORM_THREADS`; a warp per row).
+pub(crate) const KNN_NORM_THREADS: u32 = 256;
+/// Threads of `knn_exact_keys` and `knn_fallback_scatter` (`KNN_EXACT_THREADS`).
+pub(crate) const KNN_EXACT_THREADS: u32 = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host's launch constants are the ones the sources are compiled for.
+    #[test]
+    fn constants_match_the_sources() {
+        let (cuda, wgsl) = (CENTROID.cuda, CENTROID.wgsl);
+        for (name, v) in [
+            ("CL_THREADS", CL_THREADS),
+            ("CL_CHUNK_ROWS", CL_CHUNK_ROWS),
+            ("CL_MERGE_THREADS", CL_MERGE_THREADS),
+            ("CL_GROUP", CL_GROUP),
+        ] {
+            assert!(cuda.contains(&format!("#define {name} {v}u")), "{name}");
+        }
+        for (name, v) in [
+            ("THREADS", CL_THREADS),
+            ("CHUNK_ROWS", CL_CHUNK_ROWS),
+            ("MERGE_THREADS", CL_MERGE_THREADS),
+            ("GROUP", CL_GROUP),
+        ] {
+            assert!(wgsl.contains(&format!("const {name}: u32 = {v}u;")), "{name}");
+        }
+        assert!(cuda.contains(&format!("#define CL_FIELDS {CL_FIELDS}u")));
+        assert!(wgsl.contains(&format!("const FIELDS: u32 = {CL_FIELDS}u;")));
+        assert!(cuda.contains(&format!("#define CL_P2_FIELDS {CL_P2_FIELDS}u")));
+        assert!(cuda.contains(&format!("#define CL_P3_FIELDS {CL_P3_FIELDS}u")));
+        for (i, name) in field::NAMES.iter().enumerate() {
+            assert!(cuda.contains(&format!("#define CL_F_{name} {i}u")), "CL_F_{name}");
+            assert!(wgsl.contains(&format!("const F_{name}: u32 = {i}u;")), "F_{name}");
+        }
+        let knn = KNN.cuda;
+        for (name, v) in [
+            ("KNN_THREADS", KNN_THREADS as usize),
+            ("KNN_TILE", KNN_TILE),
+            ("KNN_KC", KNN_KC),
+            ("KNN_AS", KNN_AS),
+            ("KNN_MAX_KP", KNN_MAX_KP),
+            ("KNN_MARGIN", KNN_MARGIN),
+            ("KNN_REFINE_THREADS", KNN_REFINE_THREADS as usize),
+            ("KNN_MAX_SORT", KNN_MAX_SORT),
+            ("KNN_NORM_THREADS", KNN_NORM_THREADS as usize),
+            ("KNN_EXACT_THREADS", KNN_EXACT_THREADS as usize),
+        ] {
+            assert!(knn.contains(&format!("#define {name} {v}u")), "{name}");
+        }
+        assert_eq!(KNN_MAX_KP, (crate::MAX_K + KNN_MARGIN).next_multiple_of(8));
+    }
+
+    /// Every entry point the host launches exists in CUDA, the centroid family's in WGSL
+    /// too, and the k-NN module has no WGSL text.
+    #[test]
+    fn entry_points_exist() {
+        for entry in CENTROID_ENTRIES {
+            assert!(orrery_core::gpu::cuda_params(CENTROID.cuda, entry).is_some(), "CUDA lacks {entry}");
+            assert!(CENTROID.wgsl.contains(&format!("fn {entry}(")), "WGSL lacks {entry}");
+        }
+        for entry in KNN_ENTRIES {
+            assert!(orrery_core::gpu::cuda_params(KNN.cuda, entry).is_some(), "CUDA lacks {entry}");
+        }
+        assert!(KNN.wgsl.is_empty());
+    }
+}
