@@ -1,0 +1,404 @@
+//! The whole CPU evaluation: plan (node data, interaction lists, directions), upward
+//! pass, M2L, downward pass, and the leaves (L2P and P2P).
+//!
+//! # Passes, and why they are shaped so
+//! Every pass is a parallel loop over the nodes (or leaves) of one level or of all
+//! levels, each task *pulling* what it needs and writing only its own node: no atomics,
+//! no locks, and results that do not depend on the number of threads (bit-identical runs,
+//! tested). A GPU version launches one kernel per level for the two sweeps and one for
+//! M2L and for the leaves, with the same arrays:
+//!
+//! | pass | loop | reads | writes |
+//! |---|---|---|---|
+//! | upward | levels deepest first; nodes of a level | particles (P2M) or children's multipoles (M2M) | the node's multipole |
+//! | M2L | all nodes | the node's M2L list, sources' multipoles | the node's local expansion |
+//! | downward | levels from 1 down; nodes of a level | the parent's local expansion (L2L) | the node's local expansion |
+//! | leaves | all non-empty leaves | the leaf's local expansion (L2P), its P2P sources | the leaf's particles' forces |
+//!
+//! Expansions are one flat `Vec<Complex>` per kind, `num_coefficients(p)` per node in the
+//! view's node order. Nodes without particles keep zero expansions and get no list
+//! entries; the downward pass skips nodes whose ancestors received no M2L (their local
+//! expansion is zero), which saves the top levels.
+//!
+//! # Precision
+//! Expansions, translations and L2P are f64 for every `T`; P2P runs in `T` (see
+//! [`crate::fmm::operators::p2p`]). The far field is rounded to `T` once per particle and
+//! added to the near field.
+
+use std::time::Instant;
+
+use orrery_core::{Error, Real, Result};
+use orrery_tree_build::view::{NONE, TreeView};
+use rayon::prelude::*;
+
+use crate::bodies::{Forces, Gravity};
+use crate::fmm::directions::{DirectionMarks, Directions};
+use crate::fmm::expansions::{Complex, Order, Tables};
+use crate::fmm::lists::{self, InteractionLists, check_theta};
+use crate::fmm::nodes::FmmNodes;
+use crate::fmm::operators::{P2P_LANES, P2pBlock, Scratch, Sources, l2l, l2p, m2l, m2m, p2m};
+use crate::tree_bodies::TreeBodies;
+use crate::walk::walk_eps2;
+
+/// FMM settings: the expansion order, the acceptance parameter and the force law.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fmm<T: Real> {
+    /// Expansion order `p` ([`crate::fmm::expansions::MIN_ORDER`]`..=`[`crate::fmm::expansions::MAX_ORDER`]).
+    pub order: u32,
+    /// Acceptance parameter `theta` in `(0, 1)`: M2L when `r_T + r_S < theta d`
+    /// ([`crate::fmm::lists`]). Smaller is more accurate and costs more M2L and P2P.
+    pub theta: f64,
+    /// Newton's constant and the softening. Plummer softening applies to the near field
+    /// (P2P) only: the far field is the unsoftened 1/r, which differs from the softened
+    /// law by a relative `~ 1.5 eps^2 / d^2` at distance `d`.
+    pub gravity: Gravity<T>,
+}
+
+/// What [`Fmm::plan`] prepares for an evaluation of one tree.
+#[derive(Debug, Clone)]
+pub struct FmmPlan {
+    /// The order's constants.
+    pub tables: Tables,
+    /// Centres, radii and normalised bodies.
+    pub nodes: FmmNodes,
+    /// The M2L and P2P lists.
+    pub lists: InteractionLists,
+    /// The directions and their rotations.
+    pub directions: Directions,
+    /// Direction of each M2L entry (parallel to `lists.m2l_sources`).
+    pub m2l_directions: Vec<u32>,
+    /// Direction of each node's offset from its parent ([`NONE`] for the root).
+    pub parent_directions: Vec<u32>,
+    /// Whether each node's local expansion can be non-zero (it or an ancestor has M2L
+    /// entries).
+    pub has_local: Vec<bool>,
+}
+
+/// Seconds per phase of one evaluation (wall clock; for benchmarks, never asserted).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FmmTimings {
+    /// Node data, lists and directions.
+    pub plan: f64,
+    /// P2M and M2M.
+    pub upward: f64,
+    /// M2L.
+    pub m2l: f64,
+    /// L2L.
+    pub downward: f64,
+    /// L2P and P2P.
+    pub leaves: f64,
+}
+
+impl FmmTimings {
+    /// The sum of the phases.
+    pub fn total(&self) -> f64 {
+        self.plan + self.upward + self.m2l + self.downward + self.leaves
+    }
+}
+
+/// Work counts of one evaluation.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FmmStats {
+    /// M2L translations.
+    pub m2l: u64,
+    /// P2P leaf pairs.
+    pub p2p_pairs: u64,
+    /// P2P particle interactions (self pairs excluded).
+    pub p2p_interactions: u64,
+    /// Distinct translation directions (rotation table entries).
+    pub directions: u64,
+    /// Bytes of rotation matrices.
+    pub rotation_bytes: u64,
+    /// Seconds per phase.
+    pub timings: FmmTimings,
+}
+
+impl<T: Real> Fmm<T> {
+    /// Order `p`, acceptance `theta`, the law `gravity`.
+    pub fn new(order: u32, theta: f64, gravity: Gravity<T>) -> Self {
+        Self { order, theta, gravity }
+    }
+
+    /// Checks the settings; returns the validated order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an order out of range (`what = "expansion order"`)
+    /// or a `theta` outside `(0, 1)`; [`Error::NonFiniteValue`] for a non-finite theta;
+    /// errors of [`walk_eps2`] (a bad `G` or softening, [`crate::Softening::Clamped`]).
+    pub fn check(&self) -> Result<Order> {
+        let order = Order::new(self.order)?;
+        check_theta(self.theta)?;
+        walk_eps2(&self.gravity)?;
+        Ok(order)
+    }
+
+    /// Node data, interaction lists and directions of `view` over `bodies` (tree order).
+    ///
+    /// # Errors
+    /// As [`Fmm::check`], [`FmmNodes::new`] (length mismatch, no particles) and
+    /// [`lists::build`].
+    pub fn plan(&self, view: &TreeView<T>, bodies: &TreeBodies<T>) -> Result<FmmPlan> {
+        let order = self.check()?;
+        let nodes = FmmNodes::new(view, bodies)?;
+        let lists = lists::build(view, &nodes, self.theta)?;
+        let n = view.num_nodes() as u32;
+        let parents = view.parents();
+        let marks = DirectionMarks::new(nodes.square_xy);
+        let large: Vec<[i64; 3]> = (0..n)
+            .into_par_iter()
+            .flat_map_iter(|t| {
+                let parent = parents[t as usize];
+                let up = (parent != NONE).then(|| marks.mark(nodes.offset(t, parent))).flatten();
+                lists.m2l(t).iter().filter_map(|&s| marks.mark(nodes.offset(t, s))).chain(up).collect::<Vec<_>>()
+            })
+            .collect();
+        let directions = marks.finish(large, nodes.half_unit, order);
+        let m2l_directions: Vec<u32> = (0..n)
+            .into_par_iter()
+            .flat_map_iter(|t| {
+                let (nodes, directions) = (&nodes, &directions);
+                lists.m2l(t).iter().map(move |&s| directions.index(nodes.offset(t, s)))
+            })
+            .collect();
+        let parent_directions = (0..n)
+            .into_par_iter()
+            .map(|t| match parents[t as usize] {
+                NONE => NONE,
+                parent => directions.index(nodes.offset(t, parent)),
+            })
+            .collect();
+        let mut has_local = vec![false; n as usize];
+        for t in 0..n {
+            let parent = parents[t as usize];
+            has_local[t as usize] = !lists.m2l(t).is_empty() || (parent != NONE && has_local[parent as usize]);
+        }
+        Ok(FmmPlan {
+            tables: Tables::new(order),
+            nodes,
+            lists,
+            directions,
+            m2l_directions,
+            parent_directions,
+            has_local,
+        })
+    }
+
+    /// Forces on every body of `bodies` (tree order), with `plan` made by [`Fmm::plan`]
+    /// for the same view, bodies and settings.
+    ///
+    /// # Errors
+    /// As [`Fmm::check`]; [`Error::LengthMismatch`] for a plan or bodies of another tree,
+    /// [`Error::InvalidArgument`] for a plan of another order.
+    pub fn evaluate(
+        &self,
+        view: &TreeView<T>,
+        bodies: &TreeBodies<T>,
+        plan: &FmmPlan,
+    ) -> Result<(Forces<T>, FmmStats)> {
+        let order = self.check()?;
+        if plan.tables.order() != order {
+            return Err(Error::InvalidArgument {
+                what: "FMM plan",
+                reason: format!("the plan is for order {}, the settings ask for {}", plan.tables.p(), order.get()),
+            });
+        }
+        if plan.nodes.len() != view.num_nodes() || bodies.len() != view.num_particles() {
+            return Err(Error::LengthMismatch {
+                what: "FMM plan nodes",
+                expected: view.num_nodes(),
+                actual: plan.nodes.len(),
+            });
+        }
+        let eps2 = walk_eps2(&self.gravity)?;
+        let mut timings = FmmTimings::default();
+        let clock = Instant::now();
+        let multipoles = upward(plan, view, bodies);
+        timings.upward = clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        let mut locals = m2l_pass(plan, &multipoles);
+        timings.m2l = clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        downward(plan, view, &mut locals);
+        timings.downward = clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        let forces = leaves(plan, view, bodies, &locals, eps2, self.gravity.g);
+        timings.leaves = clock.elapsed().as_secs_f64();
+        let stats = FmmStats {
+            m2l: plan.lists.num_m2l() as u64,
+            p2p_pairs: plan.lists.num_p2p() as u64,
+            p2p_interactions: plan.lists.p2p_interactions(view),
+            directions: plan.directions.len() as u64,
+            rotation_bytes: plan.directions.table.bytes() as u64,
+            timings,
+        };
+        Ok((forces, stats))
+    }
+
+    /// [`Fmm::plan`] then [`Fmm::evaluate`]: forces in tree order and the work done.
+    ///
+    /// # Errors
+    /// As both.
+    pub fn run(&self, view: &TreeView<T>, bodies: &TreeBodies<T>) -> Result<(Forces<T>, FmmStats)> {
+        let clock = Instant::now();
+        let plan = self.plan(view, bodies)?;
+        let planned = clock.elapsed().as_secs_f64();
+        let (forces, mut stats) = self.evaluate(view, bodies, &plan)?;
+        stats.timings.plan = planned;
+        Ok((forces, stats))
+    }
+}
+
+/// The multipoles of every node (P2M at leaves, M2M upwards), `num_coefficients(p)` per
+/// node in node order.
+pub fn upward<T: Real>(plan: &FmmPlan, view: &TreeView<T>, bodies: &TreeBodies<T>) -> Vec<Complex> {
+    let tab = &plan.tables;
+    let nc = tab.coefficients();
+    let nodes = &plan.nodes;
+    let mut multipoles = vec![Complex::ZERO; view.num_nodes() * nc];
+    for level in (0..=view.depth()).rev() {
+        let range = view.level_range(level).expect("levels 0..=depth exist");
+        let (head, deeper) = multipoles.split_at_mut(range.end as usize * nc);
+        let this = &mut head[range.start as usize * nc..];
+        let deeper: &[Complex] = deeper;
+        this.par_chunks_mut(nc).enumerate().for_each_init(Scratch::new, |w, (k, out)| {
+            let node = range.start + k as u32;
+            if view.particle_counts()[node as usize] == 0 {
+                return;
+            }
+            match view.children(node) {
+                None => {
+                    let c = nodes.centres[node as usize];
+                    for j in view.particles(node) {
+                        let x = nodes.positions[j as usize];
+                        let d = [x[0] - c[0], x[1] - c[1], x[2] - c[2]];
+                        p2m(tab, d, bodies.m[j as usize].into(), out, &mut w.a);
+                    }
+                }
+                Some(children) => {
+                    for child in children {
+                        if view.particle_counts()[child as usize] == 0 {
+                            continue;
+                        }
+                        let at = (child - range.end) as usize * nc;
+                        let rot = plan.directions.table.get(plan.parent_directions[child as usize] as usize);
+                        m2m(tab, rot, nodes.shift(child, node), &deeper[at..at + nc], out, w);
+                    }
+                }
+            }
+        });
+    }
+    multipoles
+}
+
+/// The M2L sums of every node: the local expansions before the downward pass.
+pub fn m2l_pass(plan: &FmmPlan, multipoles: &[Complex]) -> Vec<Complex> {
+    let tab = &plan.tables;
+    let nc = tab.coefficients();
+    let lists = &plan.lists;
+    let mut locals = vec![Complex::ZERO; plan.nodes.len() * nc];
+    locals.par_chunks_mut(nc).enumerate().for_each_init(Scratch::new, |w, (t, out)| {
+        let t = t as u32;
+        let first = lists.m2l_offsets[t as usize] as usize;
+        for (k, &s) in lists.m2l(t).iter().enumerate() {
+            let rot = plan.directions.table.get(plan.m2l_directions[first + k] as usize);
+            let at = s as usize * nc;
+            m2l(tab, rot, plan.nodes.shift(t, s), &multipoles[at..at + nc], out, w);
+        }
+    });
+    locals
+}
+
+/// Adds each parent's local expansion to its children's (L2L), level by level from the
+/// root down.
+pub fn downward<T: Real>(plan: &FmmPlan, view: &TreeView<T>, locals: &mut [Complex]) {
+    let tab = &plan.tables;
+    let nc = tab.coefficients();
+    for level in 1..=view.depth() {
+        let range = view.level_range(level).expect("levels 0..=depth exist");
+        let (upper, rest) = locals.split_at_mut(range.start as usize * nc);
+        let upper: &[Complex] = upper;
+        let this = &mut rest[..range.len() * nc];
+        this.par_chunks_mut(nc).enumerate().for_each_init(Scratch::new, |w, (k, out)| {
+            let node = range.start + k as u32;
+            let parent = view.parents()[node as usize];
+            if !plan.has_local[parent as usize] || view.particle_counts()[node as usize] == 0 {
+                return;
+            }
+            let rot = plan.directions.table.get(plan.parent_directions[node as usize] as usize);
+            let at = parent as usize * nc;
+            l2l(tab, rot, plan.nodes.shift(node, parent), &upper[at..at + nc], out, w);
+        });
+    }
+}
+
+/// Forces on every body (tree order): L2P of each leaf's local expansion plus P2P over
+/// its list, `G` and the frame's scale applied.
+pub fn leaves<T: Real>(
+    plan: &FmmPlan,
+    view: &TreeView<T>,
+    bodies: &TreeBodies<T>,
+    locals: &[Complex],
+    eps2: T,
+    g: T,
+) -> Forces<T> {
+    let tab = &plan.tables;
+    let nc = tab.coefficients();
+    let nodes = &plan.nodes;
+    let mut out = vec![[T::zero(); 4]; bodies.len()];
+    // One output slice per leaf: leaves in leaf order tile the particles.
+    let mut slices = Vec::with_capacity(view.num_leaves());
+    let mut rest: &mut [[T; 4]] = &mut out;
+    for &leaf in view.leaf_nodes() {
+        let (mine, tail) = rest.split_at_mut(view.particle_counts()[leaf as usize] as usize);
+        if !mine.is_empty() {
+            slices.push((leaf, mine));
+        }
+        rest = tail;
+    }
+    let all = Sources { x: &bodies.x, y: &bodies.y, z: &bodies.z, m: &bodies.m };
+    let gf: f64 = g.into();
+    let (far_acc, far_pot) = (gf / (nodes.frame.scale * nodes.frame.scale), -gf / nodes.frame.scale);
+    slices.into_par_iter().for_each_init(Scratch::new, |w, (leaf, mine)| {
+        let range = view.particles(leaf);
+        let first = range.start as usize;
+        let local = &locals[leaf as usize * nc..(leaf as usize + 1) * nc];
+        let far = plan.has_local[leaf as usize];
+        let c = nodes.centres[leaf as usize];
+        for b in (0..mine.len()).step_by(P2P_LANES) {
+            let len = P2P_LANES.min(mine.len() - b);
+            let at = first + b;
+            let mut block = P2pBlock::new(&bodies.x[at..at + len], &bodies.y[at..at + len], &bodies.z[at..at + len]);
+            for &s in plan.lists.p2p(leaf) {
+                let r = view.particles(s);
+                let src = all.range(r.start as usize..r.end as usize);
+                if s == leaf {
+                    block.add_excluding(src, eps2, b);
+                } else {
+                    block.add(src, eps2);
+                }
+            }
+            for l in 0..len {
+                let near = block.lane(l);
+                let i = at + l;
+                let mut f = [g * near[0], g * near[1], g * near[2], g * near[3]];
+                if far {
+                    let x = nodes.positions[i];
+                    let e = l2p(tab, local, [x[0] - c[0], x[1] - c[1], x[2] - c[2]], &mut w.a);
+                    f[0] += <T as Real>::from_f64(far_acc * e[1]);
+                    f[1] += <T as Real>::from_f64(far_acc * e[2]);
+                    f[2] += <T as Real>::from_f64(far_acc * e[3]);
+                    f[3] += <T as Real>::from_f64(far_pot * e[0]);
+                }
+                mine[b + l] = f;
+            }
+        }
+    });
+    let mut forces = Forces::zeros(bodies.len());
+    for (i, f) in out.into_iter().enumerate() {
+        forces.ax[i] = f[0];
+        forces.ay[i] = f[1];
+        forces.az[i] = f[2];
+        forces.pot[i] = f[3];
+    }
+    forces
+}

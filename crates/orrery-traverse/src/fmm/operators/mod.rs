@@ -1,0 +1,93 @@
+//! The six FMM operators and the references they are tested against.
+//!
+//! | operator | what | cost | file |
+//! |---|---|---|---|
+//! | P2M | charges into a node's multipole | O(p^2) per charge | [`particle`] |
+//! | M2M | a child's multipole shifted to its parent | O(p^3) | [`translate`] |
+//! | M2L | a well-separated source's multipole into a target's local expansion | O(p^3) | [`translate`] |
+//! | L2L | a parent's local expansion shifted to a child | O(p^3) | [`translate`] |
+//! | L2P | a leaf's local expansion at its particles (potential and gradient) | O(p^2) per particle | [`particle`] |
+//! | P2P | direct sum between neighbouring leaves | O(n m) | [`p2p`] |
+//!
+//! and, for tests and the cost comparison of ADR 0019: P2L and M2P ([`particle`]), and the
+//! O(p^4) convolution forms of the three translations ([`reference`]).
+//!
+//! # Shape
+//! Each operator is a plain function of slices: one source expansion, one shift vector,
+//! one rotation run ([`crate::fmm::expansions::rotation`]) and one destination it *adds*
+//! to. That is the unit a GPU thread (or warp) will own, and the CPU evaluation
+//! ([`crate::fmm::evaluate`]) calls them over flat arrays of nodes, level by level and
+//! list by list. No operator allocates: the temporaries live in a caller's [`Scratch`],
+//! one per rayon task.
+//!
+//! Shift vectors are in the normalised frame of [`crate::fmm::nodes::Frame`]; results
+//! are the 1/r potential `phi = sum q / |x - y|` and its gradient; the caller applies `G`
+//! and the frame's scale.
+
+pub mod p2p;
+pub mod particle;
+pub mod reference;
+pub mod translate;
+
+pub use p2p::{P2P_LANES, P2pBlock, Sources};
+pub use particle::{l2p, m2p, p2l, p2m};
+pub use translate::{l2l, m2l, m2m};
+
+use super::expansions::{Complex, MAX_COEFFICIENTS, MAX_ORDER};
+
+/// Temporaries of the operators: two expansions, the rotation phases `e^(i m alpha)` and
+/// the powers of the shift. About 6 KiB; create one per task and reuse it (the
+/// operators write every entry they read, so it is never cleared).
+#[derive(Debug, Clone)]
+pub struct Scratch {
+    pub(crate) a: [Complex; MAX_COEFFICIENTS],
+    pub(crate) b: [Complex; MAX_COEFFICIENTS],
+    pub(crate) phase: [Complex; MAX_ORDER as usize + 2],
+    pub(crate) powers: [f64; 2 * MAX_ORDER as usize + 2],
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Scratch {
+    /// Fresh temporaries.
+    pub fn new() -> Self {
+        Self {
+            a: [Complex::ZERO; MAX_COEFFICIENTS],
+            b: [Complex::ZERO; MAX_COEFFICIENTS],
+            phase: [Complex::ZERO; MAX_ORDER as usize + 2],
+            powers: [0.0; 2 * MAX_ORDER as usize + 2],
+        }
+    }
+}
+
+/// Floating-point operations of one rotation-based translation (M2M, M2L or L2L) at
+/// order `p`, as counted for ADR 0019: two rotations of `sum (n+1)^2 + sum n^2`
+/// multiply-adds each (2 flops), the z-axis shift (2 flops per real-times-complex term),
+/// and the phases and scalings (6 + 2 flops per coefficient, twice).
+pub fn translation_flops(p: u32) -> u64 {
+    let p = u64::from(p);
+    let rotation = 2 * ((p + 1) * (p + 2) * (2 * p + 3) / 6 + p * (p + 1) * (2 * p + 1) / 6);
+    let coefficients = (p + 1) * (p + 2) / 2;
+    // z-axis M2L shift: sum over l, k = l..=p of (p - l + 1) terms.
+    let mut shift = 0;
+    for l in 0..=p {
+        for _k in l..=p {
+            shift += p - l + 1;
+        }
+    }
+    2 * rotation + 4 * shift + 2 * 8 * coefficients
+}
+
+/// Floating-point operations of the O(p^4) convolution M2L of [`reference::m2l`]
+/// (complex multiply-add, 8 flops, per `(n, m)`, `(k, l)` term, `n, k <= p`, over the
+/// stored `l >= 0`), plus the irregular harmonics of degree `2p` (about 12 flops each).
+pub fn convolution_m2l_flops(p: u32) -> u64 {
+    let p = u64::from(p);
+    let targets = (p + 1) * (p + 2) / 2;
+    let sources = (p + 1) * (p + 1);
+    8 * targets * sources + 12 * (2 * p + 1) * (2 * p + 2) / 2
+}
