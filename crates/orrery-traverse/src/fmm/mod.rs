@@ -43,7 +43,7 @@ pub mod nodes;
 pub mod operators;
 pub mod solver;
 
-pub use evaluate::{Fmm, FmmPlan, FmmStats, FmmTimings};
+pub use evaluate::{Fmm, FmmPlan, FmmStats, FmmTimings, Rotations};
 pub use expansions::{Complex, MAX_ORDER, MIN_ORDER, Order, Tables};
 pub use lists::{InteractionLists, check_coverage};
 pub use solver::{FmmSolution, FmmSolver, FmmTree};

@@ -8,8 +8,8 @@ use orrery_core::{Error, ParticlesView};
 use orrery_traverse::fmm::accuracy::{self, Workload};
 use orrery_traverse::fmm::expansions::rotation::{RotationTable, rotate, rotate_back};
 use orrery_traverse::fmm::expansions::{Complex, MAX_ORDER, Order, Tables, coefficient, index};
-use orrery_traverse::fmm::operators::{self, Scratch, l2p, m2p, p2l, p2m, reference};
-use orrery_traverse::fmm::{Fmm, FmmSolver, FmmTree, check_coverage, evaluate, lists};
+use orrery_traverse::fmm::operators::{self, Rotation, Scratch, l2p, m2p, p2l, p2m, reference};
+use orrery_traverse::fmm::{Fmm, FmmSolver, FmmTree, Rotations, check_coverage, evaluate, lists};
 use orrery_traverse::{Gravity, Softening, acceleration_errors, potential_errors};
 use orrery_tree_build::Shape;
 use rand::{Rng, SeedableRng};
@@ -154,7 +154,7 @@ fn fmm_m2l_of_a_point_source_equals_its_local_expansion() {
             let mut via_m2l = vec![Complex::ZERO; tab.coefficients()];
             let betas = vec![polar(sub(z, c))];
             let rot = RotationTable::new(tab.order(), betas);
-            operators::m2l(&tab, rot.get(0), sub(z, c), &m, &mut via_m2l, &mut Scratch::new());
+            operators::m2l(&tab, Rotation::Direct(rot.get(0)), sub(z, c), &m, &mut via_m2l, &mut Scratch::new());
             let mut direct_local = vec![Complex::ZERO; tab.coefficients()];
             p2l(&tab, sub(c, z), q, &mut direct_local, &mut vec![Complex::ZERO; tab.coefficients()]);
             let scale = max_abs(&direct_local);
@@ -176,6 +176,7 @@ fn shifts(rng: &mut ChaCha8Rng, len: f64) -> Vec<[f64; 3]> {
 
 #[test]
 fn fmm_rotation_based_translations_equal_their_convolutions() {
+    // Both rotations: the shift's own matrices and the quarter turn.
     let mut rng = ChaCha8Rng::seed_from_u64(4);
     for p in [1, 2, 3, 5, 8, 12, 16] {
         let tab = tables(p);
@@ -184,25 +185,36 @@ fn fmm_rotation_based_translations_equal_their_convolutions() {
         let set = charges(&mut rng, [0.0; 3], 0.4, 12);
         let m = multipole(&tab, &set, [0.0; 3]);
         for t in shifts(&mut rng, 0.7) {
-            let rot = RotationTable::new(tab.order(), vec![polar(t)]);
-            let (mut fast, mut slow) = (vec![Complex::ZERO; nc], vec![Complex::ZERO; nc]);
-            operators::m2m(&tab, rot.get(0), t, &m, &mut fast, &mut w);
-            reference::m2m(&tab, t, &m, &mut slow, &mut w);
-            assert!(max_diff(&fast, &slow) <= 1e-12 * max_abs(&slow), "M2M p {p} t {t:?}");
-            // M2L over a well-separated shift.
             let far = t.map(|c| 4.0 * c);
-            let rot = RotationTable::new(tab.order(), vec![polar(far)]);
-            let (mut fast, mut slow) = (vec![Complex::ZERO; nc], vec![Complex::ZERO; nc]);
-            operators::m2l(&tab, rot.get(0), far, &m, &mut fast, &mut w);
-            reference::m2l(&tab, far, &m, &mut slow, &mut w);
-            assert!(max_diff(&fast, &slow) <= 1e-12 * max_abs(&slow), "M2L p {p} t {far:?}");
-            // L2L of that local expansion.
-            let local = slow.clone();
-            let rot = RotationTable::new(tab.order(), vec![polar(t)]);
-            let (mut fast, mut slow) = (vec![Complex::ZERO; nc], vec![Complex::ZERO; nc]);
-            operators::l2l(&tab, rot.get(0), t, &local, &mut fast, &mut w);
-            reference::l2l(&tab, t, &local, &mut slow, &mut w);
-            assert!(max_diff(&fast, &slow) <= 1e-12 * max_abs(&slow), "L2L p {p} t {t:?}");
+            let (own, own_far) =
+                (RotationTable::new(tab.order(), vec![polar(t)]), RotationTable::new(tab.order(), vec![polar(far)]));
+            let (mut m2m_ref, mut m2l_ref, mut l2l_ref) =
+                (vec![Complex::ZERO; nc], vec![Complex::ZERO; nc], vec![Complex::ZERO; nc]);
+            reference::m2m(&tab, t, &m, &mut m2m_ref, &mut w);
+            reference::m2l(&tab, far, &m, &mut m2l_ref, &mut w);
+            reference::l2l(&tab, t, &m2l_ref, &mut l2l_ref, &mut w);
+            let kinds = [
+                ("direct", Rotation::Direct(own.get(0)), Rotation::Direct(own_far.get(0))),
+                ("quarter", Rotation::Quarter(tab.quarter_turn()), Rotation::Quarter(tab.quarter_turn())),
+            ];
+            // Rounding grows with the order: the worst measured, 2.3e-12 of the largest
+            // coefficient, is L2L at p = 16 through the quarter turn.
+            let tol = if p > 12 { 1e-11 } else { 1e-12 };
+            for (name, near_rot, far_rot) in kinds {
+                let mut fast = vec![Complex::ZERO; nc];
+                operators::m2m(&tab, near_rot, t, &m, &mut fast, &mut w);
+                assert!(max_diff(&fast, &m2m_ref) <= tol * max_abs(&m2m_ref), "M2M {name} p {p} t {t:?}");
+                let mut fast = vec![Complex::ZERO; nc];
+                operators::m2l(&tab, far_rot, far, &m, &mut fast, &mut w);
+                assert!(max_diff(&fast, &m2l_ref) <= tol * max_abs(&m2l_ref), "M2L {name} p {p} t {far:?}");
+                let mut fast = vec![Complex::ZERO; nc];
+                operators::l2l(&tab, near_rot, t, &m2l_ref, &mut fast, &mut w);
+                assert!(
+                    max_diff(&fast, &l2l_ref) <= tol * max_abs(&l2l_ref),
+                    "L2L {name} p {p} t {t:?}: {:e}",
+                    max_diff(&fast, &l2l_ref) / max_abs(&l2l_ref)
+                );
+            }
         }
     }
 }
@@ -264,15 +276,15 @@ fn fmm_translations_compose() {
             let rot = |t: [f64; 3]| RotationTable::new(tab.order(), vec![polar(t)]);
             let (mut once, mut twice, mut both) =
                 (vec![Complex::ZERO; nc], vec![Complex::ZERO; nc], vec![Complex::ZERO; nc]);
-            operators::m2m(&tab, rot(a).get(0), a, &m, &mut once, &mut w);
-            operators::m2m(&tab, rot(b).get(0), b, &once, &mut twice, &mut w);
-            operators::m2m(&tab, rot(ab).get(0), ab, &m, &mut both, &mut w);
+            operators::m2m(&tab, Rotation::Direct(rot(a).get(0)), a, &m, &mut once, &mut w);
+            operators::m2m(&tab, Rotation::Direct(rot(b).get(0)), b, &once, &mut twice, &mut w);
+            operators::m2m(&tab, Rotation::Direct(rot(ab).get(0)), ab, &m, &mut both, &mut w);
             assert!(max_diff(&twice, &both) <= 1e-12 * max_abs(&both), "M2M p {p}");
             let (mut once, mut twice, mut both) =
                 (vec![Complex::ZERO; nc], vec![Complex::ZERO; nc], vec![Complex::ZERO; nc]);
-            operators::l2l(&tab, rot(a).get(0), a, &local, &mut once, &mut w);
-            operators::l2l(&tab, rot(b).get(0), b, &once, &mut twice, &mut w);
-            operators::l2l(&tab, rot(ab).get(0), ab, &local, &mut both, &mut w);
+            operators::l2l(&tab, Rotation::Direct(rot(a).get(0)), a, &local, &mut once, &mut w);
+            operators::l2l(&tab, Rotation::Direct(rot(b).get(0)), b, &once, &mut twice, &mut w);
+            operators::l2l(&tab, Rotation::Direct(rot(ab).get(0)), ab, &local, &mut both, &mut w);
             assert!(max_diff(&twice, &both) <= 1e-12 * max_abs(&both), "L2L p {p}");
         }
     }
@@ -294,13 +306,34 @@ fn fmm_the_whole_chain_of_operators_converges_to_direct() {
         let child = multipole(&tab, &set, add(cs, [0.1, 0.05, -0.05]));
         let mut m = vec![Complex::ZERO; nc];
         let up = [0.1, 0.05, -0.05];
-        operators::m2m(&tab, RotationTable::new(tab.order(), vec![polar(up)]).get(0), up, &child, &mut m, &mut w);
+        operators::m2m(
+            &tab,
+            Rotation::Direct(RotationTable::new(tab.order(), vec![polar(up)]).get(0)),
+            up,
+            &child,
+            &mut m,
+            &mut w,
+        );
         let t = sub(ct, cs);
         let mut l = vec![Complex::ZERO; nc];
-        operators::m2l(&tab, RotationTable::new(tab.order(), vec![polar(t)]).get(0), t, &m, &mut l, &mut w);
+        operators::m2l(
+            &tab,
+            Rotation::Direct(RotationTable::new(tab.order(), vec![polar(t)]).get(0)),
+            t,
+            &m,
+            &mut l,
+            &mut w,
+        );
         let down = [-0.12, 0.1, 0.07];
         let mut lc = vec![Complex::ZERO; nc];
-        operators::l2l(&tab, RotationTable::new(tab.order(), vec![polar(down)]).get(0), down, &l, &mut lc, &mut w);
+        operators::l2l(
+            &tab,
+            Rotation::Direct(RotationTable::new(tab.order(), vec![polar(down)]).get(0)),
+            down,
+            &l,
+            &mut lc,
+            &mut w,
+        );
         let mut worst = 0.0f64;
         let (rs, rt) = (0.2 + norm(up), 0.15 + norm(down));
         let d = norm(t);
@@ -626,4 +659,103 @@ fn fmm_locals_carry_the_far_field_of_the_m2l_lists() {
         assert!(worst < 25.0 * worst_m2p && worst / scale < last, "p {p}");
         last = worst / scale;
     }
+}
+
+/// Release timings of the CPU FMM (run with `cargo test --release -p orrery-traverse
+/// --test traverse fmm_timing -- --ignored --nocapture`; `ORRERY_FMM_N`, `ORRERY_FMM_ORDERS`,
+/// `ORRERY_FMM_THETA`, `ORRERY_FMM_BUCKET`, `ORRERY_FMM_MODELS` (`plummer`, `uniform`,
+/// `disk`, `all`) and `ORRERY_FMM_ROTATIONS` (`quarter`, `table`) override the defaults
+/// 100000, "4,8", 0.5, 64, plummer, table; `ORRERY_FMM_KEYS` prints the M2L pairs by
+/// the size of their direction keys).
+#[test]
+#[ignore = "timing: run in release with --ignored --nocapture"]
+fn fmm_timing() {
+    let var = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_owned());
+    let n: usize = var("ORRERY_FMM_N", "100000").parse().unwrap();
+    let orders: Vec<u32> = var("ORRERY_FMM_ORDERS", "4,8").split(',').map(|s| s.parse().unwrap()).collect();
+    let theta: f64 = var("ORRERY_FMM_THETA", "0.5").parse().unwrap();
+    let bucket: u32 = var("ORRERY_FMM_BUCKET", "64").parse().unwrap();
+    let workloads: Vec<Workload> = match var("ORRERY_FMM_MODELS", "plummer").as_str() {
+        "all" => Workload::ALL.to_vec(),
+        "uniform" => vec![Workload::UniformCube],
+        "disk" => vec![Workload::ThinDisk],
+        _ => vec![Workload::Plummer],
+    };
+    println!(
+        "threads {}, N {n}, theta {theta}, LeafCount bucket {bucket}, Hilbert octree, f64",
+        rayon::current_num_threads()
+    );
+    for w in workloads {
+        let bodies = w.bodies::<f64>(n, 42).unwrap();
+        let targets = orrery_traverse::evenly_spaced_targets(n, 1000);
+        let mut s = solver(orders[0], theta, Shape::Octree(Curve::Hilbert), FmmTree::LeafCount { bucket });
+        if var("ORRERY_FMM_ROTATIONS", "table") == "quarter" {
+            s.fmm.rotations = Rotations::QuarterTurn;
+        }
+        let truth = accuracy::reference(&s, &bodies, &targets).unwrap();
+        for &p in &orders {
+            let mut s = s;
+            s.fmm.order = p;
+            let clock = std::time::Instant::now();
+            let prepared = s.prepare(&bodies.view().unwrap()).unwrap();
+            let tree = clock.elapsed().as_secs_f64();
+            if std::env::var("ORRERY_FMM_KEYS").is_ok() {
+                let mut t = s;
+                t.fmm.rotations = Rotations::Table;
+                let plan = t.fmm.plan(&prepared.view, &prepared.bodies).unwrap();
+                let d = plan.directions.as_ref().unwrap();
+                let mut by_bound = [0usize; 6];
+                for &k in &plan.m2l_directions {
+                    let key = d.key(k as usize);
+                    let big = key[0].max(key[1]).max(key[2].abs());
+                    let slot = [2, 4, 8, 16, 32].iter().position(|&b| big <= b).unwrap_or(5);
+                    by_bound[slot] += 1;
+                }
+                let mut dirs = [0usize; 6];
+                for i in 0..d.len() {
+                    let key = d.key(i);
+                    let big = key[0].max(key[1]).max(key[2].abs());
+                    dirs[[2, 4, 8, 16, 32].iter().position(|&b| big <= b).unwrap_or(5)] += 1;
+                }
+                println!("M2L pairs by key bound <=2,4,8,16,32,more: {by_bound:?}; directions {dirs:?}");
+            }
+            let a = accuracy::measure(&s, &bodies, &targets, &truth).unwrap();
+            let t = a.stats.timings;
+            println!(
+                "{:8} p {p:2}: total {:.3} s (tree {tree:.3}, plan {:.3}, up {:.3}, m2l {:.3}, down {:.3}, leaves {:.3}); \
+                 nodes {}, m2l {}, p2p {:.3e} pairs, directions {} ({:.1} MiB); \
+                 pot p50 {:.1e} p99 {:.1e} max {:.1e}; acc p50 {:.1e} p99 {:.1e} max {:.1e}",
+                w.name(),
+                tree + t.total(),
+                t.plan,
+                t.upward,
+                t.m2l,
+                t.downward,
+                t.leaves,
+                prepared.view.num_nodes(),
+                a.stats.m2l,
+                a.stats.p2p_interactions as f64,
+                a.stats.directions,
+                a.stats.rotation_bytes as f64 / 1048576.0,
+                a.potential.median,
+                a.potential.p99,
+                a.potential.max,
+                a.acceleration.median,
+                a.acceleration.p99,
+                a.acceleration.max
+            );
+        }
+    }
+}
+
+#[test]
+fn fmm_both_rotations_give_the_same_forces() {
+    let set = clustered(1500, 21);
+    let mut s = solver(7, 0.5, Shape::Octree(Curve::Morton), FmmTree::LeafCount { bucket: 16 });
+    let table = s.solve(&set.view().unwrap()).unwrap();
+    s.fmm.rotations = Rotations::QuarterTurn;
+    let quarter = s.solve(&set.view().unwrap()).unwrap();
+    assert!(table.stats.directions > 0 && quarter.stats.directions == 0);
+    let diff = crate::common::max_rel_diff(&quarter.forces, &table.forces);
+    assert!(diff < 1e-11, "{diff}");
 }

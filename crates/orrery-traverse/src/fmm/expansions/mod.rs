@@ -122,6 +122,17 @@ pub struct Tables {
     /// `1 / ((n - m)(n + m))` by [`index`] for `n >= m + 2` (the regular recurrence), 0
     /// elsewhere; degrees up to `p + 1`.
     pub(crate) inv_nm: Vec<f64>,
+    /// Position of coefficient [`index`]`(n, m)` in the order-major layout of the z-axis
+    /// shifts (all degrees of order 0, then of order 1, ...; order `m` starts at
+    /// [`Tables::order_start`]`(m)`), degrees up to `p`.
+    pub(crate) order_major: Vec<usize>,
+    /// The rotation blocks of `beta = pi / 2` (the quarter turn `J` of
+    /// [`crate::fmm::operators::Rotation::Quarter`]).
+    pub(crate) quarter: Vec<f64>,
+    /// The order `m` of each coefficient [`index`]`(n, m)`, degrees up to `p`.
+    pub(crate) order_of: Vec<u32>,
+    /// The degree `n` of each coefficient, degrees up to `p`.
+    pub(crate) degree_of: Vec<u32>,
 }
 
 impl Tables {
@@ -144,8 +155,26 @@ impl Tables {
                 }
             }
         }
+        let mut order_major = vec![0; num_coefficients(p)];
+        for n in 0..=p {
+            for m in 0..=n {
+                order_major[index(n, m)] = order_start(p, m) + (n - m) as usize;
+            }
+        }
+        let (mut order_of, mut degree_of) = (vec![0; num_coefficients(p)], vec![0; num_coefficients(p)]);
+        for n in 0..=p {
+            for m in 0..=n {
+                (order_of[index(n, m)], degree_of[index(n, m)]) = (m, n);
+            }
+        }
+        let mut quarter = vec![0.0; rotation::stride(p)];
+        rotation::matrices_into(std::f64::consts::FRAC_PI_2, p, &mut quarter);
         Self {
             order,
+            order_major,
+            quarter,
+            order_of,
+            degree_of,
             inv_s: s.iter().map(|v| 1.0 / v).collect(),
             s,
             inv_factorial: factorial.iter().map(|v| 1.0 / v).collect(),
@@ -171,6 +200,19 @@ impl Tables {
     pub fn coefficients(&self) -> usize {
         self.order.coefficients()
     }
+
+    /// The rotation blocks of the quarter turn `beta = pi / 2`.
+    pub fn quarter_turn(&self) -> &[f64] {
+        &self.quarter
+    }
+}
+
+/// First position of order `m` in the order-major layout of order `p`:
+/// `sum_(l < m) (p + 1 - l)`.
+#[inline]
+pub(crate) const fn order_start(p: u32, m: u32) -> usize {
+    let (p, m) = (p as usize, m as usize);
+    m * (p + 1) - m * m.saturating_sub(1) / 2
 }
 
 /// The coefficient `(n, m)` for any `-n <= m <= n` of a stored expansion (`X_n^(-m) =

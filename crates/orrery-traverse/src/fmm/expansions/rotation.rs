@@ -179,6 +179,68 @@ pub fn rotate_back(rot: &[f64], p: u32, x: &[Complex], out: &mut [Complex]) {
     }
 }
 
+/// The rotation kernel both directions share, on split real and imaginary parts:
+/// `yr_n[a] = sum_b E+_n[b][a] xr_n[b]` and `yi_n[a] = sum_(b>=1) E-_n[b][a] xi_n[b]`
+/// (`yi_n[0] = 0`). With the diagonal factors `w_m` (2 for `m = 0`, else 1) and
+/// `(-1)^m` around it, it is either rotation:
+///
+/// - `E^T x` ([`rotate_back`]) `= w (axpy(x / w))`;
+/// - `E x` ([`rotate`]) `= w (-1)^m axpy((-1)^m x / w)`, because the Wigner symmetry
+///   `d_(m', m) = (-1)^(m - m') d_(m, m')` makes `E+ = W Sigma E+^T Sigma W^-1` and
+///   `E- = Sigma E-^T Sigma`.
+///
+/// Register-blocked: four outputs stay in registers while the whole input runs past them
+/// (rows are contiguous in the output index), so no sum is reassociated and no output is
+/// stored and reloaded per input (an axpy per row was latency-bound on store-to-load
+/// forwarding: 2.2 cycles per multiply-add at p = 8).
+#[inline]
+pub fn axpy(rot: &[f64], p: u32, xr: &[f64], xi: &[f64], yr: &mut [f64], yi: &mut [f64]) {
+    let minus_base = plus_offset(p + 1);
+    for n in 0..=p {
+        let nu = n as usize;
+        let base = index(n, 0);
+        let plus = &rot[plus_offset(n)..plus_offset(n) + (nu + 1) * (nu + 1)];
+        block_matvec(plus, nu + 1, &xr[base..=base + nu], &mut yr[base..=base + nu]);
+        yi[base] = 0.0;
+        if n == 0 {
+            continue;
+        }
+        let minus = &rot[minus_base + minus_offset(n)..minus_base + minus_offset(n) + nu * nu];
+        block_matvec(minus, nu, &xi[base + 1..=base + nu], &mut yi[base + 1..=base + nu]);
+    }
+}
+
+/// `out[a] = sum_b m[b * len + a] x[b]` for a `len x len` row-major `m`, four outputs at
+/// a time in registers.
+#[inline]
+fn block_matvec(m: &[f64], len: usize, x: &[f64], out: &mut [f64]) {
+    let mut a0 = 0;
+    while a0 + 4 <= len {
+        let mut acc = [0.0f64; 4];
+        for (row, &v) in m.chunks_exact(len).zip(x) {
+            let r = &row[a0..a0 + 4];
+            acc[0] += r[0] * v;
+            acc[1] += r[1] * v;
+            acc[2] += r[2] * v;
+            acc[3] += r[3] * v;
+        }
+        out[a0..a0 + 4].copy_from_slice(&acc);
+        a0 += 4;
+    }
+    let rest = len - a0;
+    if rest > 0 {
+        let mut acc = [0.0f64; 3];
+        for (row, &v) in m.chunks_exact(len).zip(x) {
+            for (a, e) in acc.iter_mut().zip(&row[a0..]) {
+                *a += e * v;
+            }
+        }
+        for (o, a) in out[a0..].iter_mut().zip(acc) {
+            *o = a;
+        }
+    }
+}
+
 /// The rotation blocks of a list of polar angles: one run of [`stride`]`(p)` f64 per
 /// angle, in the angles' order.
 #[derive(Debug, Clone, PartialEq)]

@@ -31,20 +31,39 @@ pub mod translate;
 
 pub use p2p::{P2P_LANES, P2pBlock, Sources};
 pub use particle::{l2p, m2p, p2l, p2m};
-pub use translate::{l2l, m2l, m2m};
+pub use translate::{Rotation, l2l, m2l, m2m};
 
 use super::expansions::{Complex, MAX_COEFFICIENTS, MAX_ORDER};
 
 /// Temporaries of the operators: two expansions, the rotation phases `e^(i m alpha)` and
-/// the powers of the shift. About 6 KiB; create one per task and reuse it (the
+/// the powers of the shift. About 14 KiB; create one per task and reuse it (the
 /// operators write every entry they read, so it is never cleared).
 #[derive(Debug, Clone)]
 pub struct Scratch {
+    /// Harmonics of the particle operators.
     pub(crate) a: [Complex; MAX_COEFFICIENTS],
-    pub(crate) b: [Complex; MAX_COEFFICIENTS],
+    /// Split real and imaginary parts: degree-major (`x`, `y`) and order-major (`o`, `c`).
+    pub(crate) xr: [f64; MAX_COEFFICIENTS],
+    pub(crate) xi: [f64; MAX_COEFFICIENTS],
+    pub(crate) yr: [f64; MAX_COEFFICIENTS],
+    pub(crate) yi: [f64; MAX_COEFFICIENTS],
+    pub(crate) or: [f64; MAX_COEFFICIENTS],
+    pub(crate) oi: [f64; MAX_COEFFICIENTS],
+    pub(crate) cr: [f64; MAX_COEFFICIENTS],
+    pub(crate) ci: [f64; MAX_COEFFICIENTS],
+    /// `e^(i m alpha)` and the per-order factors of the passes of a translation.
     pub(crate) phase: [Complex; MAX_ORDER as usize + 2],
-    pub(crate) powers: [f64; 2 * MAX_ORDER as usize + 2],
+    pub(crate) load: [Complex; MAX_ORDER as usize + 2],
+    pub(crate) to_shift: [Complex; MAX_ORDER as usize + 2],
+    pub(crate) from_shift: [Complex; MAX_ORDER as usize + 2],
+    pub(crate) store: [Complex; MAX_ORDER as usize + 2],
+    pub(crate) mid: [Complex; MAX_ORDER as usize + 2],
+    /// Powers of the shift, zero-padded for the four-wide shift blocks.
+    pub(crate) powers: [f64; POWERS],
 }
+
+/// Length of [`Scratch`]'s powers: `2p + 1` of M2L plus four of padding.
+const POWERS: usize = 2 * MAX_ORDER as usize + 8;
 
 impl Default for Scratch {
     fn default() -> Self {
@@ -55,11 +74,25 @@ impl Default for Scratch {
 impl Scratch {
     /// Fresh temporaries.
     pub fn new() -> Self {
+        let zero = [0.0; MAX_COEFFICIENTS];
+        let phases = [Complex::ZERO; MAX_ORDER as usize + 2];
         Self {
             a: [Complex::ZERO; MAX_COEFFICIENTS],
-            b: [Complex::ZERO; MAX_COEFFICIENTS],
-            phase: [Complex::ZERO; MAX_ORDER as usize + 2],
-            powers: [0.0; 2 * MAX_ORDER as usize + 2],
+            xr: zero,
+            xi: zero,
+            yr: zero,
+            yi: zero,
+            or: zero,
+            oi: zero,
+            cr: zero,
+            ci: zero,
+            phase: phases,
+            load: phases,
+            to_shift: phases,
+            from_shift: phases,
+            store: phases,
+            mid: phases,
+            powers: [0.0; POWERS],
         }
     }
 }
