@@ -27,13 +27,14 @@
 
 use std::time::Instant;
 
-use orrery_core::{Error, Real, Result};
+use orrery_core::{CpuIsa, Error, Real, Result};
 use orrery_tree_build::view::{NONE, TreeView};
 use rayon::prelude::*;
 
 use crate::bodies::{Forces, Gravity};
 use crate::fmm::directions::{DirectionMarks, Directions};
 use crate::fmm::expansions::{Complex, Order, Tables};
+use crate::fmm::isa::Level;
 use crate::fmm::lists::{self, InteractionLists, check_theta};
 use crate::fmm::nodes::FmmNodes;
 use crate::fmm::operators::{P2P_LANES, P2pBlock, Rotation, Scratch, Sources, l2l, l2p, m2l, m2m, p2m};
@@ -126,6 +127,8 @@ pub struct FmmStats {
     pub directions: u64,
     /// Bytes of rotation matrices.
     pub rotation_bytes: u64,
+    /// The instruction-set level the hot passes ran at ([`crate::fmm::isa`]).
+    pub isa: CpuIsa,
     /// Seconds per phase.
     pub timings: FmmTimings,
 }
@@ -210,12 +213,28 @@ impl<T: Real> Fmm<T> {
     ///
     /// # Errors
     /// As [`Fmm::check`]; [`Error::LengthMismatch`] for a plan or bodies of another tree,
-    /// [`Error::InvalidArgument`] for a plan of another order.
+    /// [`Error::InvalidArgument`] for a plan of another order or rotations, or an
+    /// `ORRERY_MAX_CPU_ISA` that names no level.
     pub fn evaluate(
         &self,
         view: &TreeView<T>,
         bodies: &TreeBodies<T>,
         plan: &FmmPlan,
+    ) -> Result<(Forces<T>, FmmStats)> {
+        self.evaluate_at(view, bodies, plan, CpuIsa::active()?)
+    }
+
+    /// [`Fmm::evaluate`] with the hot passes at instruction-set level `isa` (every level
+    /// gives the same bits; [`crate::fmm::isa`]).
+    ///
+    /// # Errors
+    /// As [`Fmm::evaluate`]; [`Error::InvalidArgument`] for a level this CPU lacks.
+    pub fn evaluate_at(
+        &self,
+        view: &TreeView<T>,
+        bodies: &TreeBodies<T>,
+        plan: &FmmPlan,
+        isa: CpuIsa,
     ) -> Result<(Forces<T>, FmmStats)> {
         let order = self.check()?;
         if plan.tables.order() != order {
@@ -238,18 +257,19 @@ impl<T: Real> Fmm<T> {
             });
         }
         let eps2 = walk_eps2(&self.gravity)?;
+        let level = Level::of(isa)?;
         let mut timings = FmmTimings::default();
         let clock = Instant::now();
         let multipoles = upward(plan, view, bodies);
         timings.upward = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
-        let mut locals = m2l_pass(plan, &multipoles);
+        let mut locals = m2l_pass(plan, &multipoles, level);
         timings.m2l = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         downward(plan, view, &mut locals);
         timings.downward = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
-        let forces = leaves(plan, view, bodies, &locals, eps2, self.gravity.g);
+        let forces = leaves(plan, view, bodies, &locals, eps2, self.gravity.g, level);
         timings.leaves = clock.elapsed().as_secs_f64();
         let stats = FmmStats {
             m2l: plan.lists.num_m2l() as u64,
@@ -257,6 +277,7 @@ impl<T: Real> Fmm<T> {
             p2p_interactions: plan.lists.p2p_interactions(view),
             directions: plan.directions.as_ref().map_or(0, |d| d.len() as u64),
             rotation_bytes: plan.directions.as_ref().map_or(0, |d| d.table.bytes() as u64),
+            isa: level.isa(),
             timings,
         };
         Ok((forces, stats))
@@ -341,22 +362,45 @@ pub fn upward<T: Real>(plan: &FmmPlan, view: &TreeView<T>, bodies: &TreeBodies<T
     multipoles
 }
 
-/// The M2L sums of every node: the local expansions before the downward pass.
-pub fn m2l_pass(plan: &FmmPlan, multipoles: &[Complex]) -> Vec<Complex> {
-    let tab = &plan.tables;
-    let nc = tab.coefficients();
-    let lists = &plan.lists;
+/// The M2L sums of every node: the local expansions before the downward pass, with the
+/// pass compiled for `level`.
+pub fn m2l_pass(plan: &FmmPlan, multipoles: &[Complex], level: Level) -> Vec<Complex> {
+    let nc = plan.tables.coefficients();
     let mut locals = vec![Complex::ZERO; plan.nodes.len() * nc];
-    locals.par_chunks_mut(nc).enumerate().for_each_init(Scratch::new, |w, (t, out)| {
-        let t = t as u32;
-        let first = lists.m2l_offsets[t as usize] as usize;
-        for (k, &s) in lists.m2l(t).iter().enumerate() {
-            let rot = plan.m2l_rotation(first + k);
-            let at = s as usize * nc;
-            m2l(tab, rot, plan.nodes.shift(t, s), &multipoles[at..at + nc], out, w);
+    locals.par_chunks_mut(nc).enumerate().for_each_init(Scratch::new, |w, (t, out)| match level {
+        Level::Baseline => m2l_target(plan, t as u32, multipoles, out, w),
+        Level::X86_64V3 => {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `Level::X86_64V3` exists only where the CPU supports x86-64-v3.
+            unsafe {
+                m2l_target_v3(plan, t as u32, multipoles, out, w);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            m2l_target(plan, t as u32, multipoles, out, w);
         }
     });
     locals
+}
+
+/// The M2L sum of target node `t` into `out`.
+#[allow(clippy::inline_always, reason = "inlined into each level's copy (crate::fmm::isa)")]
+#[inline(always)]
+fn m2l_target(plan: &FmmPlan, t: u32, multipoles: &[Complex], out: &mut [Complex], w: &mut Scratch) {
+    let tab = &plan.tables;
+    let nc = tab.coefficients();
+    let first = plan.lists.m2l_offsets[t as usize] as usize;
+    for (k, &s) in plan.lists.m2l(t).iter().enumerate() {
+        let rot = plan.m2l_rotation(first + k);
+        let at = s as usize * nc;
+        m2l(tab, rot, plan.nodes.shift(t, s), &multipoles[at..at + nc], out, w);
+    }
+}
+
+/// [`m2l_target`] compiled for x86-64-v3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+fn m2l_target_v3(plan: &FmmPlan, t: u32, multipoles: &[Complex], out: &mut [Complex], w: &mut Scratch) {
+    m2l_target(plan, t, multipoles, out, w);
 }
 
 /// Adds each parent's local expansion to its children's (L2L), level by level from the
@@ -382,8 +426,43 @@ pub fn downward<T: Real>(plan: &FmmPlan, view: &TreeView<T>, locals: &mut [Compl
     }
 }
 
+/// The particle runs of P2P sources `sources` into `runs`: the leaves' ranges sorted by
+/// first particle and merged where they touch (source leaves are mostly neighbours on the
+/// curve, so a list of ~27 leaves becomes a few long runs, and the P2P kernel reloads its
+/// targets less often). The sum order is the runs' order: fixed by the tree.
+fn source_runs<T: Real>(view: &TreeView<T>, sources: &[u32], runs: &mut Vec<(usize, usize)>) {
+    runs.clear();
+    runs.extend(sources.iter().map(|&s| {
+        let r = view.particles(s);
+        (r.start as usize, r.end as usize)
+    }));
+    runs.sort_unstable();
+    let mut merged = 0;
+    for k in 0..runs.len() {
+        if merged > 0 && runs[merged - 1].1 == runs[k].0 {
+            runs[merged - 1].1 = runs[k].1;
+        } else {
+            runs[merged] = runs[k];
+            merged += 1;
+        }
+    }
+    runs.truncate(merged);
+}
+
+/// What the leaves pass reads, shared by every leaf.
+struct LeafInputs<'a, T: Real> {
+    plan: &'a FmmPlan,
+    view: &'a TreeView<T>,
+    bodies: &'a TreeBodies<T>,
+    locals: &'a [Complex],
+    eps2: T,
+    g: T,
+    /// `G / scale^2` and `-G / scale`: the far field's factors in the frame.
+    far: (f64, f64),
+}
+
 /// Forces on every body (tree order): L2P of each leaf's local expansion plus P2P over
-/// its list, `G` and the frame's scale applied.
+/// its list, `G` and the frame's scale applied, with the pass compiled for `level`.
 pub fn leaves<T: Real>(
     plan: &FmmPlan,
     view: &TreeView<T>,
@@ -391,9 +470,8 @@ pub fn leaves<T: Real>(
     locals: &[Complex],
     eps2: T,
     g: T,
+    level: Level,
 ) -> Forces<T> {
-    let tab = &plan.tables;
-    let nc = tab.coefficients();
     let nodes = &plan.nodes;
     let mut out = vec![[T::zero(); 4]; bodies.len()];
     // One output slice per leaf: leaves in leaf order tile the particles.
@@ -406,44 +484,24 @@ pub fn leaves<T: Real>(
         }
         rest = tail;
     }
-    let all = Sources { x: &bodies.x, y: &bodies.y, z: &bodies.z, m: &bodies.m };
     let gf: f64 = g.into();
-    let (far_acc, far_pot) = (gf / (nodes.frame.scale * nodes.frame.scale), -gf / nodes.frame.scale);
-    slices.into_par_iter().for_each_init(Scratch::new, |w, (leaf, mine)| {
-        let range = view.particles(leaf);
-        let first = range.start as usize;
-        let local = &locals[leaf as usize * nc..(leaf as usize + 1) * nc];
-        let far = plan.has_local[leaf as usize];
-        let c = nodes.centres[leaf as usize];
-        for b in (0..mine.len()).step_by(P2P_LANES) {
-            let len = P2P_LANES.min(mine.len() - b);
-            let at = first + b;
-            let mut block = P2pBlock::new(&bodies.x[at..at + len], &bodies.y[at..at + len], &bodies.z[at..at + len]);
-            for &s in plan.lists.p2p(leaf) {
-                let r = view.particles(s);
-                let src = all.range(r.start as usize..r.end as usize);
-                if s == leaf {
-                    block.add_excluding(src, eps2, b);
-                } else {
-                    block.add(src, eps2);
+    let far = (gf / (nodes.frame.scale * nodes.frame.scale), -gf / nodes.frame.scale);
+    let inputs = LeafInputs { plan, view, bodies, locals, eps2, g, far };
+    slices.into_par_iter().for_each_init(
+        || (Scratch::new(), Vec::new()),
+        |(w, runs), (leaf, mine)| match level {
+            Level::Baseline => leaf_forces(&inputs, leaf, mine, w, runs),
+            Level::X86_64V3 => {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: a `Level::X86_64V3` exists only where the CPU supports x86-64-v3.
+                unsafe {
+                    leaf_forces_v3(&inputs, leaf, mine, w, runs);
                 }
+                #[cfg(not(target_arch = "x86_64"))]
+                leaf_forces(&inputs, leaf, mine, w, runs);
             }
-            for l in 0..len {
-                let near = block.lane(l);
-                let i = at + l;
-                let mut f = [g * near[0], g * near[1], g * near[2], g * near[3]];
-                if far {
-                    let x = nodes.positions[i];
-                    let e = l2p(tab, local, [x[0] - c[0], x[1] - c[1], x[2] - c[2]], &mut w.a);
-                    f[0] += <T as Real>::from_f64(far_acc * e[1]);
-                    f[1] += <T as Real>::from_f64(far_acc * e[2]);
-                    f[2] += <T as Real>::from_f64(far_acc * e[3]);
-                    f[3] += <T as Real>::from_f64(far_pot * e[0]);
-                }
-                mine[b + l] = f;
-            }
-        }
-    });
+        },
+    );
     let mut forces = Forces::zeros(bodies.len());
     for (i, f) in out.into_iter().enumerate() {
         forces.ax[i] = f[0];
@@ -452,4 +510,66 @@ pub fn leaves<T: Real>(
         forces.pot[i] = f[3];
     }
     forces
+}
+
+/// The forces on the particles of `leaf` into `mine`.
+#[allow(clippy::inline_always, reason = "inlined into each level's copy (crate::fmm::isa)")]
+#[inline(always)]
+fn leaf_forces<T: Real>(
+    inputs: &LeafInputs<'_, T>,
+    leaf: u32,
+    mine: &mut [[T; 4]],
+    w: &mut Scratch,
+    runs: &mut Vec<(usize, usize)>,
+) {
+    let LeafInputs { plan, view, bodies, locals, eps2, g, far: (far_acc, far_pot) } = *inputs;
+    let tab = &plan.tables;
+    let nc = tab.coefficients();
+    let nodes = &plan.nodes;
+    let all = Sources { x: &bodies.x, y: &bodies.y, z: &bodies.z, m: &bodies.m };
+    let first = view.particles(leaf).start as usize;
+    let local = &locals[leaf as usize * nc..(leaf as usize + 1) * nc];
+    let far = plan.has_local[leaf as usize];
+    let c = nodes.centres[leaf as usize];
+    source_runs(view, plan.lists.p2p(leaf), runs);
+    for b in (0..mine.len()).step_by(P2P_LANES) {
+        let len = P2P_LANES.min(mine.len() - b);
+        let at = first + b;
+        let mut block = P2pBlock::new(&bodies.x[at..at + len], &bodies.y[at..at + len], &bodies.z[at..at + len]);
+        for &(begin, end) in runs.iter() {
+            let src = all.range(begin..end);
+            if (begin..end).contains(&at) {
+                block.add_excluding(src, eps2, at - begin);
+            } else {
+                block.add(src, eps2);
+            }
+        }
+        for l in 0..len {
+            let near = block.lane(l);
+            let i = at + l;
+            let mut f = [g * near[0], g * near[1], g * near[2], g * near[3]];
+            if far {
+                let x = nodes.positions[i];
+                let e = l2p(tab, local, [x[0] - c[0], x[1] - c[1], x[2] - c[2]], &mut w.a);
+                f[0] += <T as Real>::from_f64(far_acc * e[1]);
+                f[1] += <T as Real>::from_f64(far_acc * e[2]);
+                f[2] += <T as Real>::from_f64(far_acc * e[3]);
+                f[3] += <T as Real>::from_f64(far_pot * e[0]);
+            }
+            mine[b + l] = f;
+        }
+    }
+}
+
+/// [`leaf_forces`] compiled for x86-64-v3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+fn leaf_forces_v3<T: Real>(
+    inputs: &LeafInputs<'_, T>,
+    leaf: u32,
+    mine: &mut [[T; 4]],
+    w: &mut Scratch,
+    runs: &mut Vec<(usize, usize)>,
+) {
+    leaf_forces(inputs, leaf, mine, w, runs);
 }

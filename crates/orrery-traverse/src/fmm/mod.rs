@@ -14,7 +14,8 @@
 //!   pair once.
 //! - [`directions`]: the distinct translation directions and their rotation table.
 //! - [`evaluate`]: [`Fmm`] (settings), the plan, and the passes (upward, M2L, downward,
-//!   leaves), each one parallel loop over the nodes of a level or of the tree.
+//!   leaves), each one parallel loop over the nodes of a level or of the tree; [`isa`]:
+//!   the hot passes compiled per instruction-set level (same bits on every level).
 //! - [`dense`]: uniform-depth trees for comparison; [`solver`]: the one-call
 //!   [`FmmSolver`] over LeafCount, NFCount or dense trees, octree or binary;
 //!   [`accuracy`]: the error harness by model and order.
@@ -38,6 +39,7 @@ pub mod dense;
 pub mod directions;
 pub mod evaluate;
 pub mod expansions;
+pub mod isa;
 pub mod lists;
 pub mod nodes;
 pub mod operators;

@@ -8,6 +8,7 @@ use orrery_core::{Error, ParticlesView};
 use orrery_traverse::fmm::accuracy::{self, Workload};
 use orrery_traverse::fmm::expansions::rotation::{RotationTable, rotate, rotate_back};
 use orrery_traverse::fmm::expansions::{Complex, MAX_ORDER, Order, Tables, coefficient, index};
+use orrery_traverse::fmm::isa::Level;
 use orrery_traverse::fmm::operators::{self, Rotation, Scratch, l2p, m2p, p2l, p2m, reference};
 use orrery_traverse::fmm::{Fmm, FmmSolver, FmmTree, Rotations, check_coverage, evaluate, lists};
 use orrery_traverse::{Gravity, Softening, acceleration_errors, potential_errors};
@@ -104,6 +105,28 @@ fn fmm_harmonics_satisfy_the_addition_theorem_of_one_over_r() {
         let exact = 1.0 / norm(sub(x, y));
         assert!((sum - exact).abs() < 1e-10 * exact, "{sum} vs {exact}");
     }
+}
+
+#[test]
+fn fmm_harmonics_match_their_closed_forms() {
+    // Y_0^0 = 1, Y_1^0 = z, Y_1^1 = -(x + iy) / 2, Y_2^2 = (x + iy)^2 / 8; T_0^0 = 1/r,
+    // T_1^0 = z / r^3, T_1^1 = -(x + iy) / r^3, T_2^0 = (3z^2 - r^2) / r^5.
+    let tab = tables(2);
+    let (x, y, z) = (0.3, -0.7, 0.4);
+    let r2: f64 = x * x + y * y + z * z;
+    let r = r2.sqrt();
+    let (mut ry, mut tx) = (vec![Complex::ZERO; 10], vec![Complex::ZERO; 10]);
+    tab.regular([x, y, z], 3, &mut ry);
+    tab.irregular([x, y, z], 3, &mut tx);
+    let close = |a: Complex, b: Complex| (a - b).abs() < 1e-15 * (1.0 + b.abs());
+    assert!(close(ry[index(0, 0)], Complex::ONE));
+    assert!(close(ry[index(1, 0)], Complex::new(z, 0.0)));
+    assert!(close(ry[index(1, 1)], Complex::new(-x / 2.0, -y / 2.0)));
+    assert!(close(ry[index(2, 2)], Complex::new((x * x - y * y) / 8.0, 2.0 * x * y / 8.0)));
+    assert!(close(tx[index(0, 0)], Complex::new(1.0 / r, 0.0)));
+    assert!(close(tx[index(1, 0)], Complex::new(z / (r2 * r), 0.0)));
+    assert!(close(tx[index(1, 1)], Complex::new(-x / (r2 * r), -y / (r2 * r))));
+    assert!(close(tx[index(2, 0)], Complex::new((3.0 * z * z - r2) / (r2 * r2 * r), 0.0)));
 }
 
 #[test]
@@ -566,6 +589,15 @@ fn fmm_bad_input_gives_typed_errors() {
     short.m.pop();
     assert!(matches!(s.fmm.plan(&prepared.view, &short), Err(Error::LengthMismatch { .. })));
     assert!(matches!(lists::build(&prepared.view, &plan.nodes, 1.0), Err(Error::InvalidArgument { .. })));
+    // A tree without particles, handed to the evaluation directly.
+    let layout = Shape::Octree(Curve::Morton).layout();
+    let root = orrery_tree_build::Leaves::root(layout);
+    let geometry =
+        orrery_tree_build::Geometry::new(Shape::Octree(Curve::Morton), orrery_core::Aabb::cube(-1.0, 1.0).unwrap());
+    let empty_view = orrery_tree_build::TreeView::from_leaves(&root, &[0, 0], geometry, None).unwrap();
+    let no_bodies = orrery_traverse::TreeBodies::gather(&empty, &[]).unwrap();
+    let e = s.fmm.plan(&empty_view, &no_bodies).unwrap_err();
+    assert!(matches!(e, Error::EmptyInput { .. }), "{e}");
 }
 
 #[test]
@@ -587,9 +619,9 @@ fn fmm_passes_run_on_a_tree_the_caller_built() {
     prepared.view.check().unwrap();
     let plan = s.fmm.plan(&prepared.view, &prepared.bodies).unwrap();
     let m = evaluate::upward(&plan, &prepared.view, &prepared.bodies);
-    let mut l = evaluate::m2l_pass(&plan, &m);
+    let mut l = evaluate::m2l_pass(&plan, &m, Level::Baseline);
     evaluate::downward(&plan, &prepared.view, &mut l);
-    let f = evaluate::leaves(&plan, &prepared.view, &prepared.bodies, &l, 0.0, 1.0);
+    let f = evaluate::leaves(&plan, &prepared.view, &prepared.bodies, &l, 0.0, 1.0, Level::Baseline);
     let (g, _) = s.fmm.run(&prepared.view, &prepared.bodies).unwrap();
     assert!(crate::common::same_bits(&f, &g));
     // The root's multipole is the total mass.
@@ -610,7 +642,7 @@ fn fmm_locals_carry_the_far_field_of_the_m2l_lists() {
         let (view, bodies) = (&prepared.view, &prepared.bodies);
         let plan = s.fmm.plan(view, bodies).unwrap();
         let m = evaluate::upward(&plan, view, bodies);
-        let mut l = evaluate::m2l_pass(&plan, &m);
+        let mut l = evaluate::m2l_pass(&plan, &m, Level::Baseline);
         evaluate::downward(&plan, view, &mut l);
         let tab = &plan.tables;
         let nc = tab.coefficients();
@@ -758,4 +790,80 @@ fn fmm_both_rotations_give_the_same_forces() {
     assert!(table.stats.directions > 0 && quarter.stats.directions == 0);
     let diff = crate::common::max_rel_diff(&quarter.forces, &table.forces);
     assert!(diff < 1e-11, "{diff}");
+}
+
+/// Single-thread cost of one M2L by each method (`cargo test --release -p
+/// orrery-traverse --test traverse fmm_operator_timing -- --ignored --nocapture`): the
+/// rotation-based operator through a per-direction table entry and through the quarter
+/// turn, and the O(p^4) convolution.
+#[test]
+#[ignore = "timing: run in release with --ignored --nocapture"]
+fn fmm_operator_timing() {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    for p in [4, 8, 12, 16] {
+        let tab = tables(p);
+        let nc = tab.coefficients();
+        let set = charges(&mut rng, [0.0; 3], 0.4, 20);
+        let m = multipole(&tab, &set, [0.0; 3]);
+        // 64 shifts, each with its own table entry, used round-robin.
+        let shifts: Vec<[f64; 3]> = (0..64).map(|_| random_vec(&mut rng, 3.0)).collect();
+        let table = RotationTable::new(tab.order(), shifts.iter().map(|&t| polar(t)).collect());
+        let mut out = vec![Complex::ZERO; nc];
+        let mut w = Scratch::new();
+        let time = |calls: usize, f: &mut dyn FnMut(usize)| {
+            let clock = std::time::Instant::now();
+            for k in 0..calls {
+                f(k);
+            }
+            clock.elapsed().as_secs_f64() / calls as f64 * 1e9
+        };
+        let calls = 200_000;
+        let direct = time(calls, &mut |k| {
+            let i = k % 64;
+            operators::m2l(&tab, Rotation::Direct(table.get(i)), shifts[i], &m, &mut out, &mut w);
+        });
+        let quarter = time(calls, &mut |k| {
+            let i = k % 64;
+            operators::m2l(&tab, Rotation::Quarter(tab.quarter_turn()), shifts[i], &m, &mut out, &mut w);
+        });
+        let m2m = time(calls, &mut |k| {
+            let i = k % 64;
+            operators::m2m(&tab, Rotation::Direct(table.get(i)), shifts[i], &m, &mut out, &mut w);
+        });
+        let convolution = time(calls / 20, &mut |k| {
+            let i = k % 64;
+            reference::m2l(&tab, shifts[i], &m, &mut out, &mut w);
+        });
+        std::hint::black_box(&out);
+        println!(
+            "p {p:2}: M2L table {direct:6.0} ns, quarter turn {quarter:6.0} ns, convolution {convolution:8.0} ns; M2M table {m2m:6.0} ns; flops table {}, convolution {}",
+            operators::translation_flops(p),
+            operators::convolution_m2l_flops(p)
+        );
+    }
+}
+
+#[test]
+fn fmm_every_instruction_set_level_gives_the_same_bits() {
+    let set = clustered(1500, 22);
+    for rotations in [Rotations::Table, Rotations::QuarterTurn] {
+        let mut s = solver(6, 0.5, Shape::Octree(Curve::Hilbert), FmmTree::LeafCount { bucket: 16 });
+        s.fmm.rotations = rotations;
+        let prepared = s.prepare(&set.view().unwrap()).unwrap();
+        let plan = s.fmm.plan(&prepared.view, &prepared.bodies).unwrap();
+        let base = s.fmm.evaluate_at(&prepared.view, &prepared.bodies, &plan, orrery_core::CpuIsa::Baseline).unwrap();
+        let mut levels = 0;
+        for isa in orrery_core::CpuIsa::ALL.into_iter().filter(|isa| isa.is_supported()) {
+            let other = s.fmm.evaluate_at(&prepared.view, &prepared.bodies, &plan, isa).unwrap();
+            assert!(crate::common::same_bits(&base.0, &other.0), "{rotations:?} {isa}");
+            levels += 1;
+        }
+        if levels == 1 {
+            orrery_core::skip::report("FMM instruction-set levels", "this CPU has the baseline only");
+        }
+        // A level the CPU lacks is a typed error.
+        if let Some(missing) = orrery_core::CpuIsa::ALL.into_iter().find(|isa| !isa.is_supported()) {
+            assert!(s.fmm.evaluate_at(&prepared.view, &prepared.bodies, &plan, missing).is_err());
+        }
+    }
 }

@@ -3,6 +3,11 @@
 //! operator is visible in its source (no hidden library conventions, no fused
 //! multiply-adds).
 
+#![allow(
+    clippy::inline_always,
+    reason = "hot-path callees of the per-level copies of crate::fmm::isa: inlined, they are compiled with that level's features"
+)]
+
 use std::ops::{Add, AddAssign, Mul, Neg, Sub};
 
 /// `re + i im`.
@@ -21,27 +26,27 @@ impl Complex {
     pub const ONE: Self = Self { re: 1.0, im: 0.0 };
 
     /// `re + i im`.
-    #[inline]
+    #[inline(always)]
     pub const fn new(re: f64, im: f64) -> Self {
         Self { re, im }
     }
 
     /// The complex conjugate.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn conj(self) -> Self {
         Self { re: self.re, im: -self.im }
     }
 
     /// `self * s` for a real `s`.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn scale(self, s: f64) -> Self {
         Self { re: self.re * s, im: self.im * s }
     }
 
     /// `|self|`.
-    #[inline]
+    #[inline(always)]
     pub fn abs(self) -> f64 {
         self.re.hypot(self.im)
     }
@@ -49,14 +54,14 @@ impl Complex {
 
 impl Add for Complex {
     type Output = Self;
-    #[inline]
+    #[inline(always)]
     fn add(self, o: Self) -> Self {
         Self { re: self.re + o.re, im: self.im + o.im }
     }
 }
 
 impl AddAssign for Complex {
-    #[inline]
+    #[inline(always)]
     fn add_assign(&mut self, o: Self) {
         self.re += o.re;
         self.im += o.im;
@@ -65,7 +70,7 @@ impl AddAssign for Complex {
 
 impl Sub for Complex {
     type Output = Self;
-    #[inline]
+    #[inline(always)]
     fn sub(self, o: Self) -> Self {
         Self { re: self.re - o.re, im: self.im - o.im }
     }
@@ -73,7 +78,7 @@ impl Sub for Complex {
 
 impl Neg for Complex {
     type Output = Self;
-    #[inline]
+    #[inline(always)]
     fn neg(self) -> Self {
         Self { re: -self.re, im: -self.im }
     }
@@ -81,7 +86,7 @@ impl Neg for Complex {
 
 impl Mul for Complex {
     type Output = Self;
-    #[inline]
+    #[inline(always)]
     fn mul(self, o: Self) -> Self {
         Self { re: self.re * o.re - self.im * o.im, im: self.re * o.im + self.im * o.re }
     }
@@ -89,7 +94,7 @@ impl Mul for Complex {
 
 impl Mul<f64> for Complex {
     type Output = Self;
-    #[inline]
+    #[inline(always)]
     fn mul(self, s: f64) -> Self {
         self.scale(s)
     }

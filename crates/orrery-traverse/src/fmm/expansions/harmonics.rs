@@ -13,6 +13,11 @@
 //! per-particle loops of P2M, L2P and the tests' references; on a GPU they are one thread's
 //! work per particle.
 
+#![allow(
+    clippy::inline_always,
+    reason = "hot-path callees of the per-level copies of crate::fmm::isa: inlined, they are compiled with that level's features"
+)]
+
 use super::{Complex, Tables, index};
 
 impl Tables {
@@ -20,7 +25,7 @@ impl Tables {
     ///
     /// # Panics
     /// When `degree > p + 1` or `out` is shorter than `num_coefficients(degree)`.
-    #[inline]
+    #[inline(always)]
     pub fn regular(&self, d: [f64; 3], degree: u32, out: &mut [Complex]) {
         let [x, y, z] = d;
         let r2 = x * x + y * y + z * z;

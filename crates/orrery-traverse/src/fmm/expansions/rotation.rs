@@ -29,6 +29,11 @@
 //! factorial sum loses 1e-12 by degree 16 to cancellation). O(p^3) per direction, once
 //! per direction.
 
+#![allow(
+    clippy::inline_always,
+    reason = "hot-path callees of the per-level copies of crate::fmm::isa: inlined, they are compiled with that level's features"
+)]
+
 use rayon::prelude::*;
 
 use super::{Complex, Order, index};
@@ -193,7 +198,7 @@ pub fn rotate_back(rot: &[f64], p: u32, x: &[Complex], out: &mut [Complex]) {
 /// (rows are contiguous in the output index), so no sum is reassociated and no output is
 /// stored and reloaded per input (an axpy per row was latency-bound on store-to-load
 /// forwarding: 2.2 cycles per multiply-add at p = 8).
-#[inline]
+#[inline(always)]
 pub fn axpy(rot: &[f64], p: u32, xr: &[f64], xi: &[f64], yr: &mut [f64], yi: &mut [f64]) {
     let minus_base = plus_offset(p + 1);
     for n in 0..=p {
@@ -211,34 +216,35 @@ pub fn axpy(rot: &[f64], p: u32, xr: &[f64], xi: &[f64], yr: &mut [f64], yi: &mu
 }
 
 /// `out[a] = sum_b m[b * len + a] x[b]` for a `len x len` row-major `m`, four outputs at
-/// a time in registers.
-#[inline]
+/// a time in registers, then the last one to three.
+#[inline(always)]
 fn block_matvec(m: &[f64], len: usize, x: &[f64], out: &mut [f64]) {
     let mut a0 = 0;
     while a0 + 4 <= len {
-        let mut acc = [0.0f64; 4];
-        for (row, &v) in m.chunks_exact(len).zip(x) {
-            let r = &row[a0..a0 + 4];
-            acc[0] += r[0] * v;
-            acc[1] += r[1] * v;
-            acc[2] += r[2] * v;
-            acc[3] += r[3] * v;
-        }
-        out[a0..a0 + 4].copy_from_slice(&acc);
+        block_columns::<4>(m, len, x, a0, out);
         a0 += 4;
     }
-    let rest = len - a0;
-    if rest > 0 {
-        let mut acc = [0.0f64; 3];
-        for (row, &v) in m.chunks_exact(len).zip(x) {
-            for (a, e) in acc.iter_mut().zip(&row[a0..]) {
-                *a += e * v;
-            }
-        }
-        for (o, a) in out[a0..].iter_mut().zip(acc) {
-            *o = a;
+    // Fixed widths: a remainder loop of variable width kept its sums in memory (masked
+    // AVX2 stores and reloads per input: the v3 copy was no faster than the baseline).
+    match len - a0 {
+        1 => block_columns::<1>(m, len, x, a0, out),
+        2 => block_columns::<2>(m, len, x, a0, out),
+        3 => block_columns::<3>(m, len, x, a0, out),
+        _ => {}
+    }
+}
+
+/// Outputs `a0..a0 + W` of [`block_matvec`], summed in registers.
+#[inline(always)]
+fn block_columns<const W: usize>(m: &[f64], len: usize, x: &[f64], a0: usize, out: &mut [f64]) {
+    let mut acc = [0.0f64; W];
+    for (row, &v) in m.chunks_exact(len).zip(x) {
+        let r: &[f64; W] = row[a0..a0 + W].try_into().expect("W entries");
+        for k in 0..W {
+            acc[k] += r[k] * v;
         }
     }
+    out[a0..a0 + W].copy_from_slice(&acc);
 }
 
 /// The rotation blocks of a list of polar angles: one run of [`stride`]`(p)` f64 per

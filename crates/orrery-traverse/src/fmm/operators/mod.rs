@@ -97,22 +97,18 @@ impl Scratch {
     }
 }
 
-/// Floating-point operations of one rotation-based translation (M2M, M2L or L2L) at
-/// order `p`, as counted for ADR 0019: two rotations of `sum (n+1)^2 + sum n^2`
-/// multiply-adds each (2 flops), the z-axis shift (2 flops per real-times-complex term),
-/// and the phases and scalings (6 + 2 flops per coefficient, twice).
+/// Floating-point operations of one rotation-based M2L at order `p` through a table
+/// entry, as counted for ADR 0019: two rotations of `sum (n+1)^2 + sum n^2`
+/// multiply-adds (2 flops each), the z-axis shift of `sum_(j=1)^(p+1) j^2`
+/// real-times-complex multiply-adds (4 flops each), and the four diagonal passes (load,
+/// two transposes, store: 34 flops per coefficient). The quarter turn adds two matrix
+/// passes and two phase passes (6 flops per coefficient).
 pub fn translation_flops(p: u32) -> u64 {
     let p = u64::from(p);
     let rotation = 2 * ((p + 1) * (p + 2) * (2 * p + 3) / 6 + p * (p + 1) * (2 * p + 1) / 6);
     let coefficients = (p + 1) * (p + 2) / 2;
-    // z-axis M2L shift: sum over l, k = l..=p of (p - l + 1) terms.
-    let mut shift = 0;
-    for l in 0..=p {
-        for _k in l..=p {
-            shift += p - l + 1;
-        }
-    }
-    2 * rotation + 4 * shift + 2 * 8 * coefficients
+    let shift = 4 * ((p + 1) * (p + 2) * (2 * p + 3) / 6);
+    2 * rotation + shift + 34 * coefficients
 }
 
 /// Floating-point operations of the O(p^4) convolution M2L of [`reference::m2l`]

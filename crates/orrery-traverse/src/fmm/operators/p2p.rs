@@ -11,6 +11,11 @@
 //! ~1e3 sources loses ~1e-6 relative at worst, below the far field's error at every
 //! order the f32 path is meant for (ADR 0019).
 
+#![allow(
+    clippy::inline_always,
+    reason = "hot-path callees of the per-level copies of crate::fmm::isa: inlined, they are compiled with that level's features"
+)]
+
 use orrery_core::Real;
 
 /// Targets per P2P block (SIMD lanes across targets).
@@ -31,7 +36,7 @@ pub struct Sources<'a, T> {
 
 impl<'a, T> Sources<'a, T> {
     /// The sub-range `range` of `self`.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn range(&self, range: std::ops::Range<usize>) -> Sources<'a, T> {
         Sources { x: &self.x[range.clone()], y: &self.y[range.clone()], z: &self.z[range.clone()], m: &self.m[range] }
@@ -57,7 +62,7 @@ impl<T: Real> P2pBlock<T> {
     ///
     /// # Panics
     /// For no targets or more than [`P2P_LANES`].
-    #[inline]
+    #[inline(always)]
     pub fn new(x: &[T], y: &[T], z: &[T]) -> Self {
         let len = x.len();
         assert!((1..=P2P_LANES).contains(&len), "a P2P block holds 1 to {P2P_LANES} targets");
@@ -79,20 +84,20 @@ impl<T: Real> P2pBlock<T> {
     }
 
     /// Adds every source of `src`.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, src: Sources<'_, T>, eps2: T) {
         self.sum::<false>(src, eps2, 0);
     }
 
     /// Adds every source of `src` except, for lane `l`, source `own + l` (the targets are
     /// the sources `own..own + len` of `src`).
-    #[inline]
+    #[inline(always)]
     pub fn add_excluding(&mut self, src: Sources<'_, T>, eps2: T, own: usize) {
         self.sum::<true>(src, eps2, own);
     }
 
     /// Lane `l`'s sums `[a_x, a_y, a_z, phi]`.
-    #[inline]
+    #[inline(always)]
     pub fn lane(&self, l: usize) -> [T; 4] {
         [self.ax[l], self.ay[l], self.az[l], self.phi[l]]
     }

@@ -17,6 +17,11 @@
 //! Re sum_(m>0) A^m B^m` for two such sequences. Results are `[phi, d phi/dx, d phi/dy,
 //! d phi/dz]`.
 
+#![allow(
+    clippy::inline_always,
+    reason = "hot-path callees of the per-level copies of crate::fmm::isa: inlined, they are compiled with that level's features"
+)]
+
 use crate::fmm::expansions::{Complex, Tables, index};
 
 /// Adds the charge `q` at offset `d = y - c` from the centre to the multipole `m`; `w`
@@ -42,20 +47,20 @@ pub fn p2l(tab: &Tables, d: [f64; 3], q: f64, local: &mut [Complex], w: &mut [Co
 }
 
 /// `Re(a conj(b))`.
-#[inline]
+#[inline(always)]
 fn re_conj(a: Complex, b: Complex) -> f64 {
     a.re * b.re + a.im * b.im
 }
 
 /// `Re(a b)`.
-#[inline]
+#[inline(always)]
 fn re_mul(a: Complex, b: Complex) -> f64 {
     a.re * b.re - a.im * b.im
 }
 
 /// The local expansion `local` at offset `d = x - z`: `[phi, grad phi]`; `w` as in
 /// [`p2m`].
-#[inline]
+#[inline(always)]
 pub fn l2p(tab: &Tables, local: &[Complex], d: [f64; 3], w: &mut [Complex]) -> [f64; 4] {
     let p = tab.p();
     tab.regular(d, p, w);

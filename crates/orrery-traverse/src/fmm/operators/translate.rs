@@ -42,6 +42,11 @@
 //! depend on the vector width. Each operator is checked against its O(p^4) convolution
 //! twin in [`super::reference`].
 
+#![allow(
+    clippy::inline_always,
+    reason = "hot-path callees of the per-level copies of crate::fmm::isa: inlined, they are compiled with that level's features"
+)]
+
 use super::Scratch;
 use crate::fmm::expansions::rotation::axpy;
 use crate::fmm::expansions::{Complex, Tables, index, order_start};
@@ -57,7 +62,7 @@ pub enum Rotation<'a> {
 
 /// `tau = |t|`, the phases `e^(i m alpha)` of `t`'s azimuth (1 on the z axis) and
 /// `(cos beta, sin beta)` of its polar angle.
-#[inline]
+#[inline(always)]
 fn frame(t: [f64; 3], p: u32, phase: &mut [Complex]) -> (f64, Complex) {
     let rho2 = t[0] * t[0] + t[1] * t[1];
     let rho = rho2.sqrt();
@@ -76,7 +81,7 @@ fn frame(t: [f64; 3], p: u32, phase: &mut [Complex]) -> (f64, Complex) {
 }
 
 /// `i^m`.
-#[inline]
+#[inline(always)]
 fn i_pow(m: u32) -> Complex {
     match m % 4 {
         0 => Complex::new(1.0, 0.0),
@@ -87,13 +92,13 @@ fn i_pow(m: u32) -> Complex {
 }
 
 /// `(-1)^k`.
-#[inline]
+#[inline(always)]
 fn sign(k: u32) -> f64 {
     if k.is_multiple_of(2) { 1.0 } else { -1.0 }
 }
 
 /// `w_m`: 2 for `m = 0`, else 1.
-#[inline]
+#[inline(always)]
 fn weight(m: u32) -> f64 {
     if m == 0 { 2.0 } else { 1.0 }
 }
@@ -102,6 +107,7 @@ fn weight(m: u32) -> f64 {
 /// multiply coefficient `(n, m)` by entry `m` (each already holds the rotation's
 /// diagonal factors and the translation's azimuth phases), and the quarter turn's middle
 /// phases of the forward and backward rotations.
+#[inline(always)]
 fn prepare(p: u32, rot: Rotation<'_>, cs: Complex, load_conj: bool, store_conj: bool, w: &mut Scratch) {
     let mut mid = Complex::ONE;
     let u = Complex::new(-cs.re, cs.im);
@@ -133,7 +139,7 @@ fn prepare(p: u32, rot: Rotation<'_>, cs: Complex, load_conj: bool, store_conj: 
 /// `y <- e(beta) x` (or `e(beta)^T x` with `back`) between the diagonal factors that
 /// [`prepare`] folded elsewhere: the matrix passes of [`axpy`], and for the quarter turn
 /// the middle phases. Reads `(w.xr, w.xi)`, leaves the result in `(w.yr, w.yi)`.
-#[inline]
+#[inline(always)]
 fn rotate(p: u32, nc: usize, rot: Rotation<'_>, back: bool, w: &mut Scratch) {
     match rot {
         Rotation::Direct(e) => axpy(e, p, &w.xr, &w.xi, &mut w.yr, &mut w.yi),
@@ -155,7 +161,7 @@ fn rotate(p: u32, nc: usize, rot: Rotation<'_>, back: bool, w: &mut Scratch) {
 }
 
 /// `(w.xr, w.xi)[i] = (src[i] * w.load[m]) * f[i]`.
-#[inline]
+#[inline(always)]
 fn load(tab: &Tables, src: &[Complex], f: &[f64], w: &mut Scratch) {
     for i in 0..tab.coefficients() {
         let v = (src[i] * w.load[tab.order_of[i] as usize]).scale(f[i]);
@@ -165,7 +171,7 @@ fn load(tab: &Tables, src: &[Complex], f: &[f64], w: &mut Scratch) {
 
 /// Order-major `(w.or, w.oi)` from the degree-major `(w.yr, w.yi)` times
 /// `w.to_shift[m]`, conjugated when `conj`, times `f[i]`.
-#[inline]
+#[inline(always)]
 fn to_order_major(tab: &Tables, f: &[f64], conj: bool, w: &mut Scratch) {
     let im = if conj { -1.0 } else { 1.0 };
     let nc = tab.coefficients();
@@ -178,7 +184,7 @@ fn to_order_major(tab: &Tables, f: &[f64], conj: bool, w: &mut Scratch) {
 
 /// Degree-major `(w.xr, w.xi)` from the order-major `(w.cr, w.ci)` times `f(i)` times
 /// `w.from_shift[m]`.
-#[inline]
+#[inline(always)]
 fn from_order_major(tab: &Tables, f: impl Fn(usize) -> f64, w: &mut Scratch) {
     for i in 0..tab.coefficients() {
         let o = tab.order_major[i];
@@ -188,7 +194,7 @@ fn from_order_major(tab: &Tables, f: impl Fn(usize) -> f64, w: &mut Scratch) {
 }
 
 /// `dst[i] += (y[i] * w.store[m]) * f[i]`.
-#[inline]
+#[inline(always)]
 fn store(tab: &Tables, dst: &mut [Complex], f: &[f64], w: &Scratch) {
     for i in 0..tab.coefficients() {
         dst[i] += (Complex::new(w.yr[i], w.yi[i]) * w.store[tab.order_of[i] as usize]).scale(f[i]);
@@ -255,6 +261,7 @@ fn shift_orders(
 
 /// Adds the multipole `child`, about a centre at `t` from the parent's centre, to the
 /// parent's multipole `parent`.
+#[inline(always)]
 pub fn m2m(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], child: &[Complex], parent: &mut [Complex], w: &mut Scratch) {
     let (p, nc) = (tab.p(), tab.coefficients());
     let (tau, cs) = frame(t, p, &mut w.phase);
@@ -278,6 +285,7 @@ pub fn m2m(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], child: &[Complex], pare
 
 /// Adds the far field of the multipole `source` to the local expansion `target`, whose
 /// centre is at `t` from the source's centre.
+#[inline(always)]
 pub fn m2l(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], source: &[Complex], target: &mut [Complex], w: &mut Scratch) {
     let (p, nc) = (tab.p(), tab.coefficients());
     let (tau, cs) = frame(t, p, &mut w.phase);
@@ -302,6 +310,7 @@ pub fn m2l(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], source: &[Complex], tar
 
 /// Adds the local expansion `parent`, shifted to a centre at `t` from the parent's
 /// centre, to `child`.
+#[inline(always)]
 pub fn l2l(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], parent: &[Complex], child: &mut [Complex], w: &mut Scratch) {
     let (p, nc) = (tab.p(), tab.coefficients());
     let (tau, cs) = frame(t, p, &mut w.phase);
