@@ -75,7 +75,7 @@ pub fn reference<T: Real>(solver: &FmmSolver<T>, bodies: &ParticleSet<T>, target
 }
 
 /// Solves `bodies` with `solver` and measures the errors at `targets` against
-/// `reference` (from [`reference`] for the same targets).
+/// `reference` (from [`fn@reference`] for the same targets).
 ///
 /// # Errors
 /// As [`FmmSolver::solve`] and the error functions of [`crate::accuracy`].
@@ -112,7 +112,7 @@ pub struct AccuracyRow {
 /// unchanged).
 ///
 /// # Errors
-/// As [`Workload::bodies`], [`reference`] and [`measure`] (an order out of range among
+/// As [`Workload::bodies`], [`fn@reference`] and [`measure`] (an order out of range among
 /// them).
 pub fn sweep<T: Real>(
     solver: &FmmSolver<T>,

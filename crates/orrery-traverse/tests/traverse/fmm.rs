@@ -697,8 +697,8 @@ fn fmm_locals_carry_the_far_field_of_the_m2l_lists() {
 /// --test traverse fmm_timing -- --ignored --nocapture`; `ORRERY_FMM_N`, `ORRERY_FMM_ORDERS`,
 /// `ORRERY_FMM_THETA`, `ORRERY_FMM_BUCKET`, `ORRERY_FMM_MODELS` (`plummer`, `uniform`,
 /// `disk`, `all`) and `ORRERY_FMM_ROTATIONS` (`quarter`, `table`) override the defaults
-/// 100000, "4,8", 0.5, 64, plummer, table; `ORRERY_FMM_KEYS` prints the M2L pairs by
-/// the size of their direction keys).
+/// 100000, "4,8", 0.5, 64, plummer, table; `ORRERY_FMM_PAIR_ORDER=1` turns on per-pair
+/// orders; `ORRERY_FMM_KEYS` prints the M2L pairs by the size of their direction keys).
 #[test]
 #[ignore = "timing: run in release with --ignored --nocapture"]
 fn fmm_timing() {
@@ -724,6 +724,7 @@ fn fmm_timing() {
         if var("ORRERY_FMM_ROTATIONS", "table") == "quarter" {
             s.fmm.rotations = Rotations::QuarterTurn;
         }
+        s.fmm.per_pair_order = var("ORRERY_FMM_PAIR_ORDER", "0") == "1";
         let truth = accuracy::reference(&s, &bodies, &targets).unwrap();
         for &p in &orders {
             let mut s = s;
@@ -866,4 +867,43 @@ fn fmm_every_instruction_set_level_gives_the_same_bits() {
             assert!(s.fmm.evaluate_at(&prepared.view, &prepared.bodies, &plan, missing).is_err());
         }
     }
+}
+
+#[test]
+fn fmm_a_truncated_m2l_is_the_m2l_of_the_lower_order() {
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let (high, low) = (tables(10), tables(6));
+    let set = charges(&mut rng, [0.0; 3], 0.4, 15);
+    let m = multipole(&high, &set, [0.0; 3]);
+    let t = [1.3, -2.1, 0.9];
+    let mut w = Scratch::new();
+    let (rot_high, rot_low) =
+        (RotationTable::new(high.order(), vec![polar(t)]), RotationTable::new(low.order(), vec![polar(t)]));
+    let marker = Complex::new(7.0, -3.0);
+    let mut truncated = vec![marker; high.coefficients()];
+    operators::m2l_truncated(&high, 6, Rotation::Direct(rot_high.get(0)), t, &m, &mut truncated, &mut w);
+    let mut lower = vec![marker; low.coefficients()];
+    operators::m2l(&low, Rotation::Direct(rot_low.get(0)), t, &m[..low.coefficients()], &mut lower, &mut w);
+    assert!(max_diff(&truncated[..low.coefficients()], &lower) <= 1e-13 * max_abs(&lower));
+    assert!(truncated[low.coefficients()..].iter().all(|&c| c == marker), "degrees above q are left alone");
+    // Per-pair orders: fewer operations, accuracy of the same class.
+    let set = clustered(3000, 24);
+    let reference = direct_f64(&set, 0.0);
+    let mut s = solver(10, 0.6, Shape::Octree(Curve::Hilbert), FmmTree::LeafCount { bucket: 32 });
+    let full = acceleration_errors(&reference, &s.solve(&set.view().unwrap()).unwrap().forces).unwrap();
+    s.fmm.per_pair_order = true;
+    let prepared = s.prepare(&set.view().unwrap()).unwrap();
+    let plan = s.fmm.plan(&prepared.view, &prepared.bodies).unwrap();
+    assert_eq!(plan.m2l_orders.len(), plan.lists.num_m2l());
+    assert!(plan.m2l_orders.iter().all(|&q| (1..=10).contains(&q)) && plan.m2l_orders.iter().any(|&q| q < 10));
+    let adaptive = acceleration_errors(&reference, &s.solve(&set.view().unwrap()).unwrap().forces).unwrap();
+    let cost = |q: u32| operators::translation_flops(q) as f64;
+    let ratio =
+        plan.m2l_orders.iter().map(|&q| cost(u32::from(q))).sum::<f64>() / (cost(10) * plan.m2l_orders.len() as f64);
+    println!("per-pair orders: M2L flops {ratio:.2} of all at p");
+    println!(
+        "per-pair orders: acc p50 {:.2e} p99 {:.2e} (all at p: {:.2e} {:.2e})",
+        adaptive.median, adaptive.p99, full.median, full.p99
+    );
+    assert!(adaptive.p99 < 3.0 * full.p99, "{adaptive:?} against {full:?}");
 }

@@ -198,10 +198,13 @@ pub fn rotate_back(rot: &[f64], p: u32, x: &[Complex], out: &mut [Complex]) {
 /// (rows are contiguous in the output index), so no sum is reassociated and no output is
 /// stored and reloaded per input (an axpy per row was latency-bound on store-to-load
 /// forwarding: 2.2 cycles per multiply-add at p = 8).
+///
+/// `p` is the order of the blocks `rot`; degrees `0..=degrees` (`degrees <= p`) are
+/// rotated, the others left alone.
 #[inline(always)]
-pub fn axpy(rot: &[f64], p: u32, xr: &[f64], xi: &[f64], yr: &mut [f64], yi: &mut [f64]) {
+pub fn axpy(rot: &[f64], p: u32, degrees: u32, xr: &[f64], xi: &[f64], yr: &mut [f64], yi: &mut [f64]) {
     let minus_base = plus_offset(p + 1);
-    for n in 0..=p {
+    for n in 0..=degrees {
         let nu = n as usize;
         let base = index(n, 0);
         let plus = &rot[plus_offset(n)..plus_offset(n) + (nu + 1) * (nu + 1)];

@@ -10,7 +10,7 @@
 //! | P2P | direct sum between neighbouring leaves | O(n m) | [`p2p`] |
 //!
 //! and, for tests and the cost comparison of ADR 0019: P2L and M2P ([`particle`]), and the
-//! O(p^4) convolution forms of the three translations ([`reference`]).
+//! O(p^4) convolution forms of the three translations ([`mod@reference`]).
 //!
 //! # Shape
 //! Each operator is a plain function of slices: one source expansion, one shift vector,
@@ -31,7 +31,7 @@ pub mod translate;
 
 pub use p2p::{P2P_LANES, P2pBlock, Sources};
 pub use particle::{l2p, m2p, p2l, p2m};
-pub use translate::{Rotation, l2l, m2l, m2m};
+pub use translate::{Rotation, l2l, m2l, m2l_truncated, m2m};
 
 use super::expansions::{Complex, MAX_COEFFICIENTS, MAX_ORDER};
 

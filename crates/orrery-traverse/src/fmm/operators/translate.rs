@@ -49,7 +49,7 @@
 
 use super::Scratch;
 use crate::fmm::expansions::rotation::axpy;
-use crate::fmm::expansions::{Complex, Tables, index, order_start};
+use crate::fmm::expansions::{Complex, Tables, index, num_coefficients, order_start};
 
 /// Which rotation matrices a translation uses (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy)]
@@ -138,14 +138,15 @@ fn prepare(p: u32, rot: Rotation<'_>, cs: Complex, load_conj: bool, store_conj: 
 
 /// `y <- e(beta) x` (or `e(beta)^T x` with `back`) between the diagonal factors that
 /// [`prepare`] folded elsewhere: the matrix passes of [`axpy`], and for the quarter turn
-/// the middle phases. Reads `(w.xr, w.xi)`, leaves the result in `(w.yr, w.yi)`.
+/// the middle phases, for degrees `0..=q` (`nc` their coefficients). Reads `(w.xr, w.xi)`,
+/// leaves the result in `(w.yr, w.yi)`.
 #[inline(always)]
-fn rotate(p: u32, nc: usize, rot: Rotation<'_>, back: bool, w: &mut Scratch) {
+fn rotate(p: u32, q: u32, nc: usize, rot: Rotation<'_>, back: bool, w: &mut Scratch) {
     match rot {
-        Rotation::Direct(e) => axpy(e, p, &w.xr, &w.xi, &mut w.yr, &mut w.yi),
+        Rotation::Direct(e) => axpy(e, p, q, &w.xr, &w.xi, &mut w.yr, &mut w.yi),
         Rotation::Quarter(j) => {
-            axpy(j, p, &w.xr, &w.xi, &mut w.yr, &mut w.yi);
-            for n in 0..=p {
+            axpy(j, p, q, &w.xr, &w.xi, &mut w.yr, &mut w.yi);
+            for n in 0..=q {
                 for m in 0..=n {
                     let i = index(n, m);
                     let f = if back { w.mid[m as usize].conj() } else { w.mid[m as usize] };
@@ -153,7 +154,7 @@ fn rotate(p: u32, nc: usize, rot: Rotation<'_>, back: bool, w: &mut Scratch) {
                     (w.yr[i], w.yi[i]) = (v.re, v.im);
                 }
             }
-            axpy(j, p, &w.yr, &w.yi, &mut w.xr, &mut w.xi);
+            axpy(j, p, q, &w.yr, &w.yi, &mut w.xr, &mut w.xi);
             w.yr[..nc].copy_from_slice(&w.xr[..nc]);
             w.yi[..nc].copy_from_slice(&w.xi[..nc]);
         }
@@ -162,8 +163,8 @@ fn rotate(p: u32, nc: usize, rot: Rotation<'_>, back: bool, w: &mut Scratch) {
 
 /// `(w.xr, w.xi)[i] = (src[i] * w.load[m]) * f[i]`.
 #[inline(always)]
-fn load(tab: &Tables, src: &[Complex], f: &[f64], w: &mut Scratch) {
-    for i in 0..tab.coefficients() {
+fn load(tab: &Tables, nc: usize, src: &[Complex], f: &[f64], w: &mut Scratch) {
+    for i in 0..nc {
         let v = (src[i] * w.load[tab.order_of[i] as usize]).scale(f[i]);
         (w.xr[i], w.xi[i]) = (v.re, v.im);
     }
@@ -172,9 +173,8 @@ fn load(tab: &Tables, src: &[Complex], f: &[f64], w: &mut Scratch) {
 /// Order-major `(w.or, w.oi)` from the degree-major `(w.yr, w.yi)` times
 /// `w.to_shift[m]`, conjugated when `conj`, times `f[i]`.
 #[inline(always)]
-fn to_order_major(tab: &Tables, f: &[f64], conj: bool, w: &mut Scratch) {
+fn to_order_major(tab: &Tables, nc: usize, f: &[f64], conj: bool, w: &mut Scratch) {
     let im = if conj { -1.0 } else { 1.0 };
-    let nc = tab.coefficients();
     for (i, (&fi, (&o, &m))) in f[..nc].iter().zip(tab.order_major.iter().zip(&tab.order_of)).enumerate() {
         let v = Complex::new(w.yr[i], w.yi[i]) * w.to_shift[m as usize];
         w.or[o] = v.re * fi;
@@ -185,8 +185,8 @@ fn to_order_major(tab: &Tables, f: &[f64], conj: bool, w: &mut Scratch) {
 /// Degree-major `(w.xr, w.xi)` from the order-major `(w.cr, w.ci)` times `f(i)` times
 /// `w.from_shift[m]`.
 #[inline(always)]
-fn from_order_major(tab: &Tables, f: impl Fn(usize) -> f64, w: &mut Scratch) {
-    for i in 0..tab.coefficients() {
+fn from_order_major(tab: &Tables, nc: usize, f: impl Fn(usize) -> f64, w: &mut Scratch) {
+    for i in 0..nc {
         let o = tab.order_major[i];
         let v = Complex::new(w.cr[o], w.ci[o]).scale(f(i)) * w.from_shift[tab.order_of[i] as usize];
         (w.xr[i], w.xi[i]) = (v.re, v.im);
@@ -195,8 +195,8 @@ fn from_order_major(tab: &Tables, f: impl Fn(usize) -> f64, w: &mut Scratch) {
 
 /// `dst[i] += (y[i] * w.store[m]) * f[i]`.
 #[inline(always)]
-fn store(tab: &Tables, dst: &mut [Complex], f: &[f64], w: &Scratch) {
-    for i in 0..tab.coefficients() {
+fn store(tab: &Tables, nc: usize, dst: &mut [Complex], f: &[f64], w: &Scratch) {
+    for i in 0..nc {
         dst[i] += (Complex::new(w.yr[i], w.yi[i]) * w.store[tab.order_of[i] as usize]).scale(f[i]);
     }
 }
@@ -240,19 +240,21 @@ fn shift_order(
     }
 }
 
-/// Every order's shift: [`shift_order`] over the runs of the order-major arrays of `w`,
-/// with the padded `w.powers`.
+/// Every order's shift: [`shift_order`] over the runs of the order-major arrays of `w`
+/// (order-`p` layout, degrees up to `q`), with the padded `w.powers`.
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn shift_orders(
     p: u32,
+    q: u32,
     w: &mut Scratch,
     first: impl Fn(u32, usize, usize) -> usize,
     inputs: impl Fn(usize, usize) -> std::ops::Range<usize>,
 ) {
+    // Degrees m..=q of order m are the first q - m + 1 entries of its run.
     let Scratch { or, oi, cr, ci, powers, .. } = w;
-    for m in 0..=p {
-        let (start, len) = (order_start(p, m), (p - m + 1) as usize);
+    for m in 0..=q {
+        let (start, len) = (order_start(p, m), (q - m + 1) as usize);
         let input = (&or[start..start + len], &oi[start..start + len]);
         let out = (&mut cr[start..start + len], &mut ci[start..start + len]);
         shift_order(len, input, out, &powers[..], |j, q0| first(m, j, q0), |q0| inputs(len, q0));
@@ -266,9 +268,9 @@ pub fn m2m(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], child: &[Complex], pare
     let (p, nc) = (tab.p(), tab.coefficients());
     let (tau, cs) = frame(t, p, &mut w.phase);
     prepare(p, rot, cs, false, true, w);
-    load(tab, child, &tab.s, w);
-    rotate(p, nc, rot, false, w);
-    to_order_major(tab, &tab.inv_s, false, w);
+    load(tab, nc, child, &tab.s, w);
+    rotate(p, p, nc, rot, false, w);
+    to_order_major(tab, nc, &tab.inv_s, false, w);
     // powers[3 + k] = tau^k / k! (three leading zeros): out_q = sum_(j <= q) g_(q-j) in_j.
     let mut power = 1.0;
     w.powers[..3].fill(0.0);
@@ -277,35 +279,56 @@ pub fn m2m(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], child: &[Complex], pare
         power *= tau;
     }
     w.powers[p as usize + 4..p as usize + 8].fill(0.0);
-    shift_orders(p, w, |_, j, q0| q0 + 3 - j, |len, q0| 0..len.min(q0 + 4));
-    from_order_major(tab, |i| tab.s[i], w);
-    rotate(p, nc, rot, true, w);
-    store(tab, parent, &tab.inv_s, w);
+    shift_orders(p, p, w, |_, j, q0| q0 + 3 - j, |len, q0| 0..len.min(q0 + 4));
+    from_order_major(tab, nc, |i| tab.s[i], w);
+    rotate(p, p, nc, rot, true, w);
+    store(tab, nc, parent, &tab.inv_s, w);
 }
 
 /// Adds the far field of the multipole `source` to the local expansion `target`, whose
 /// centre is at `t` from the source's centre.
 #[inline(always)]
 pub fn m2l(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], source: &[Complex], target: &mut [Complex], w: &mut Scratch) {
-    let (p, nc) = (tab.p(), tab.coefficients());
-    let (tau, cs) = frame(t, p, &mut w.phase);
-    prepare(p, rot, cs, false, false, w);
-    load(tab, source, &tab.s, w);
-    rotate(p, nc, rot, false, w);
+    m2l_truncated(tab, tab.p(), rot, t, source, target, w);
+}
+
+/// [`m2l`] at order `q <= p`: the source's degrees `0..=q` into the target's degrees
+/// `0..=q` (the others of `target` are left alone), at O(q^3). For a pair well inside
+/// the acceptance criterion (the per-pair orders of [`crate::fmm::Fmm::per_pair_order`]).
+///
+/// # Panics
+/// For `q > p`.
+#[inline(always)]
+pub fn m2l_truncated(
+    tab: &Tables,
+    q: u32,
+    rot: Rotation<'_>,
+    t: [f64; 3],
+    source: &[Complex],
+    target: &mut [Complex],
+    w: &mut Scratch,
+) {
+    let p = tab.p();
+    assert!(q <= p, "an M2L of order {q} from expansions of order {p}");
+    let nc = num_coefficients(q);
+    let (tau, cs) = frame(t, q, &mut w.phase);
+    prepare(q, rot, cs, false, false, w);
+    load(tab, nc, source, &tab.s, w);
+    rotate(p, q, nc, rot, false, w);
     // b_n^l = conj(B'_n^l) / s_n^l; powers[j] = j! / tau^(j+1), zero-padded.
-    to_order_major(tab, &tab.inv_s, true, w);
+    to_order_major(tab, nc, &tab.inv_s, true, w);
     let inv_tau = 1.0 / tau;
     let mut power = inv_tau;
-    for j in 0..=2 * p as usize {
+    for j in 0..=2 * q as usize {
         w.powers[j] = tab.factorial[j] * power;
         power *= inv_tau;
     }
-    w.powers[2 * p as usize + 1..2 * p as usize + 5].fill(0.0);
+    w.powers[2 * q as usize + 1..2 * q as usize + 5].fill(0.0);
     // Per order l: c_q = sum_j b_j powers[2l + j + q] (n = l + j, k = l + q).
-    shift_orders(p, w, |l, j, q0| 2 * l as usize + j + q0, |len, _| 0..len);
-    from_order_major(tab, |i| sign(tab.degree_of[i] + tab.order_of[i]) * tab.inv_s[i], w);
-    rotate(p, nc, rot, true, w);
-    store(tab, target, &tab.s, w);
+    shift_orders(p, q, w, |l, j, q0| 2 * l as usize + j + q0, |len, _| 0..len);
+    from_order_major(tab, nc, |i| sign(tab.degree_of[i] + tab.order_of[i]) * tab.inv_s[i], w);
+    rotate(p, q, nc, rot, true, w);
+    store(tab, nc, target, &tab.s, w);
 }
 
 /// Adds the local expansion `parent`, shifted to a centre at `t` from the parent's
@@ -315,9 +338,9 @@ pub fn l2l(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], parent: &[Complex], chi
     let (p, nc) = (tab.p(), tab.coefficients());
     let (tau, cs) = frame(t, p, &mut w.phase);
     prepare(p, rot, cs, true, false, w);
-    load(tab, parent, &tab.inv_s, w);
-    rotate(p, nc, rot, false, w);
-    to_order_major(tab, &tab.s, false, w);
+    load(tab, nc, parent, &tab.inv_s, w);
+    rotate(p, p, nc, rot, false, w);
+    to_order_major(tab, nc, &tab.s, false, w);
     // powers[u] = g_(p-u) for u <= p, zero for u in p+1..p+4: out_q = sum_(k >= q)
     // g_(k-q) in_k, with g_(k - q0 - kk) = powers[p - (k - q0) + kk].
     let pu = p as usize;
@@ -327,8 +350,8 @@ pub fn l2l(tab: &Tables, rot: Rotation<'_>, t: [f64; 3], parent: &[Complex], chi
         power *= tau;
     }
     w.powers[pu + 1..pu + 5].fill(0.0);
-    shift_orders(p, w, |_, k, q0| pu + q0 - k, |len, q0| q0..len);
-    from_order_major(tab, |i| tab.inv_s[i], w);
-    rotate(p, nc, rot, true, w);
-    store(tab, child, &tab.s, w);
+    shift_orders(p, p, w, |_, k, q0| pu + q0 - k, |len, q0| q0..len);
+    from_order_major(tab, nc, |i| tab.inv_s[i], w);
+    rotate(p, p, nc, rot, true, w);
+    store(tab, nc, child, &tab.s, w);
 }
