@@ -18,7 +18,8 @@
 //! Expansions are one flat `Vec<Complex>` per kind, `num_coefficients(p)` per node in the
 //! view's node order. Nodes without particles keep zero expansions and get no list
 //! entries; the downward pass skips nodes whose ancestors received no M2L (their local
-//! expansion is zero), which saves the top levels.
+//! expansion is zero), which saves the top levels. The two hot passes, M2L and the
+//! leaves, are compiled per instruction-set level ([`crate::fmm::isa`]; same bits).
 //!
 //! # Precision
 //! Expansions, translations and L2P are f64 for every `T`; P2P runs in `T` (see

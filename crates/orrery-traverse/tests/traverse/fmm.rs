@@ -547,6 +547,9 @@ fn fmm_the_accuracy_harness_covers_the_three_models() {
                 a.max
             );
             assert!(p.median <= p.p99 && p.p99 <= p.max && a.median <= a.p99 && a.p99 <= a.max);
+            // The global L2 error lies between the median and the maximum.
+            assert!(r.accuracy.acceleration_l2 <= a.max && r.accuracy.potential_l2 <= p.max);
+            assert!(r.accuracy.acceleration_l2 > 0.0 && r.accuracy.potential_l2 > 0.0);
         }
         assert!(w[0].accuracy.acceleration.p99 > w[1].accuracy.acceleration.p99);
         assert!(w[1].accuracy.acceleration.p99 > w[2].accuracy.acceleration.p99);
@@ -755,10 +758,11 @@ fn fmm_timing() {
             let a = accuracy::measure(&s, &bodies, &targets, &truth).unwrap();
             let t = a.stats.timings;
             println!(
-                "{:8} p {p:2}: total {:.3} s (tree {tree:.3}, plan {:.3}, up {:.3}, m2l {:.3}, down {:.3}, leaves {:.3}); \
+                "{:8} p {p:2} {}: total {:.3} s (tree {tree:.3}, plan {:.3}, up {:.3}, m2l {:.3}, down {:.3}, leaves {:.3}); \
                  nodes {}, m2l {}, p2p {:.3e} pairs, directions {} ({:.1} MiB); \
-                 pot p50 {:.1e} p99 {:.1e} max {:.1e}; acc p50 {:.1e} p99 {:.1e} max {:.1e}",
+                 pot p50 {:.1e} p99 {:.1e} max {:.1e} L2 {:.1e}; acc p50 {:.1e} p99 {:.1e} max {:.1e} L2 {:.1e}",
                 w.name(),
+                a.stats.isa,
                 tree + t.total(),
                 t.plan,
                 t.upward,
@@ -773,9 +777,11 @@ fn fmm_timing() {
                 a.potential.median,
                 a.potential.p99,
                 a.potential.max,
+                a.potential_l2,
                 a.acceleration.median,
                 a.acceleration.p99,
-                a.acceleration.max
+                a.acceleration.max,
+                a.acceleration_l2
             );
         }
     }

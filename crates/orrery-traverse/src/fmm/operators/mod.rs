@@ -14,8 +14,8 @@
 //!
 //! # Shape
 //! Each operator is a plain function of slices: one source expansion, one shift vector,
-//! one rotation run ([`crate::fmm::expansions::rotation`]) and one destination it *adds*
-//! to. That is the unit a GPU thread (or warp) will own, and the CPU evaluation
+//! one rotation ([`Rotation`]: a direction's table entry or the quarter turn) and one
+//! destination it *adds* to. That is the unit a GPU thread (or warp) will own, and the CPU evaluation
 //! ([`crate::fmm::evaluate`]) calls them over flat arrays of nodes, level by level and
 //! list by list. No operator allocates: the temporaries live in a caller's [`Scratch`],
 //! one per rayon task.
@@ -35,9 +35,10 @@ pub use translate::{Rotation, l2l, m2l, m2l_truncated, m2m};
 
 use super::expansions::{Complex, MAX_COEFFICIENTS, MAX_ORDER};
 
-/// Temporaries of the operators: two expansions, the rotation phases `e^(i m alpha)` and
-/// the powers of the shift. About 14 KiB; create one per task and reuse it (the
-/// operators write every entry they read, so it is never cleared).
+/// Temporaries of the operators: harmonics, expansions split into real and imaginary
+/// parts in the degree-major and order-major layouts, the per-order factors of a
+/// translation and the powers of its shift. About 16 KiB; create one per task and reuse
+/// it (the operators write every entry they read, so it is never cleared).
 #[derive(Debug, Clone)]
 pub struct Scratch {
     /// Harmonics of the particle operators.
