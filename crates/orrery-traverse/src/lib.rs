@@ -5,11 +5,13 @@
 //!   summation ([`direct`]) and the accuracy harness ([`accuracy`]);
 //! - bodies in tree order ([`tree_bodies`]), multipoles over a TreeView ([`multipole`]),
 //!   opening criteria ([`mac`]) and the Barnes-Hut walks ([`walk`]), with a one-call CPU
-//!   solver ([`solver`]) and its GPU twin ([`gpu::GpuBarnesHut`]).
+//!   solver ([`solver`]) and its GPU twin ([`gpu::GpuBarnesHut`]);
+//! - the fast multipole method on the same trees ([`fmm`]; CPU).
 
 pub mod accuracy;
 pub mod bodies;
 pub mod direct;
+pub mod fmm;
 pub mod gpu;
 pub mod ic;
 pub mod mac;

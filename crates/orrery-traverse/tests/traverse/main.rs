@@ -1,6 +1,6 @@
 //! The orrery-traverse integration tests, one binary (every test binary links the GPU
 //! backends again): initial conditions (`ic`), CPU direct summation and the accuracy
-//! harness (`direct`), multipoles (`multipoles`) and the CPU walks (`walks`) against
+//! harness (`direct`), the FMM (`fmm`), multipoles (`multipoles`) and the CPU walks (`walks`) against
 //! direct summation, and on CUDA and wgpu: direct summation (`gpu_direct`), the upward
 //! pass (`gpu_upward`), the walks (`gpu_walk`) and the whole evaluation (`gpu_solver`)
 //! against the CPU, with the NVRTC compiles of the CUDA modules.
@@ -8,6 +8,7 @@
 mod clouds;
 mod common;
 mod direct;
+mod fmm;
 mod gpu_direct;
 mod gpu_solver;
 mod gpu_upward;
