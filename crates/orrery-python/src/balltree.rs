@@ -96,6 +96,22 @@ fn build_host<T: GpuReal>(points: &[T], dim: usize, batches: Batches, choice: Ch
     }
 }
 
+/// The tree of host points (`what` names the points argument in errors), the GIL
+/// released for the build.
+fn host_tree(
+    py: Python<'_>,
+    points: &Bound<'_, PyAny>,
+    offsets: &PyReadonlyArray1<'_, i64>,
+    executor: &str,
+    what: &str,
+) -> PyResult<BallTree> {
+    let choice = Choice::parse(executor).py_err()?;
+    let points = HostPoints::extract(points, what)?;
+    let (_, dim) = points.shape();
+    let offsets = offsets.as_slice()?;
+    with_points!(&points, p => py.detach(|| batches_of(offsets).and_then(|b| build_host(p, dim, b, choice)))).py_err()
+}
+
 /// Uploads validated host points, builds on the device and downloads the tree.
 fn build_uploaded<E: GpuExecutor, T: GpuReal>(state: &mut GpuState<E>, cloud: &PointCloud<'_, T>) -> Result<BallTree> {
     let GpuState { exec, builder } = state;
@@ -124,13 +140,7 @@ pub fn build<'py>(
     offsets: PyReadonlyArray1<'py, i64>,
     executor: &str,
 ) -> PyResult<TreeArrays<'py>> {
-    let choice = Choice::parse(executor).py_err()?;
-    let points = HostPoints::extract(points, "data")?;
-    let (_, dim) = points.shape();
-    let offsets = offsets.as_slice()?;
-    let tree =
-        with_points!(&points, p => py.detach(|| batches_of(offsets).and_then(|b| build_host(p, dim, b, choice))))
-            .py_err()?;
+    let tree = host_tree(py, points, &offsets, executor, "data")?;
     let (indices, mask) = py.detach(|| (to_i64(tree.indices()), tree.mask().to_vec()));
     Ok((PyArray1::from_vec(py, indices), PyArray1::from_vec(py, mask)))
 }
@@ -307,14 +317,7 @@ impl PyBallTree {
         offsets: PyReadonlyArray1<'_, i64>,
         executor: &str,
     ) -> PyResult<Self> {
-        let choice = Choice::parse(executor).py_err()?;
-        let points = HostPoints::extract(points, "points")?;
-        let (_, dim) = points.shape();
-        let offsets = offsets.as_slice()?;
-        let tree =
-            with_points!(&points, p => py.detach(|| batches_of(offsets).and_then(|b| build_host(p, dim, b, choice))))
-                .py_err()?;
-        Ok(Self { tree })
+        Ok(Self { tree: host_tree(py, points, &offsets, executor, "points")? })
     }
 
     /// The point index of every slot (int64).
