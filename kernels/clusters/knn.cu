@@ -32,6 +32,24 @@
 //                  knn_fallback_scatter). Massive ties (duplicate rows) flag; continuous data
 //                  almost never does (more than 16 rows of one split within 2E of T).
 //
+//   The threshold path (the host's Strategy::Threshold, the default; the lists above are its
+//   baseline and its sample search):
+//   knn_gather     every stride-th row and its norm into a sample (once per database and
+//                  stride; stride = 4096 / (8 k), so a sample's k-th neighbour stands near
+//                  rank k * stride <= 512 of the whole database).
+//   (screen + refine of the sample: its exact top k; the k-th key T_s is an exact key of k
+//                  distinct rows, so the true k-th key is <= T_s, flagged or not.)
+//   knn_thresholds thr = T_s - |q|^2 + E (L2) / T_s + E (IP), rounded up to f32: every row
+//                  of the true top k has ks <= thr.
+//   knn_filter     the same GEMM as the screen (knn_gemm), but its selection is a compare
+//                  of each score with the thread's 8 thresholds in registers and, for the
+//                  few rows inside (about k * stride + the band), an atomic append to the
+//                  query's candidate list (cap entries; the count goes on past cap).
+//   knn_rescore    a block per query: count > cap flags the query (massive ties); else
+//                  the candidates' exact keys, a bitonic sort by (key, row) in shared memory
+//                  (12 pow2(count) B <= 48 KB), the first k written.
+//   Order of appends is not deterministic; the result is (the sort is by a total order).
+//
 // The bound E: ks is D sequential FMAs (|error| <= gamma_D sum |q_d x_d| <= gamma_D |q||x|),
 //   |x|^2 rounded once, one final FMA: |ks - (|x|^2 - 2 q.x)| <= (D + 3) u (|q| + |x|)^2 with
 //   u = 2^-24. The CPU key's own f64 rounding is 2^-29 times smaller. knn_refine uses twice
@@ -61,7 +79,12 @@
 //   about KP (1 + ln(rows per split / KP)) per query and split for rows in random order
 //   (~50 instructions each, half-warp wide). Adversarial orders (rows sorted by decreasing
 //   distance to a query) make every row an insertion: correct, several times slower.
-//   Predicted: 22-28 ms for 4096 x 1M x 128, k = 10 (screen), + ~0.1 ms refine.
+//   Measured (H200, 6ec9310): the lists path 107 ms (L2) for 4096 x 1M x 128, k = 10:
+//   insertion dominates (3.6e10 instructions for 1.6e10 warp FFMAs, IPC 0.35). The filter
+//   drops the lists: per tile and thread 64 compares against register thresholds and ~0.04
+//   appends, so it runs at the GEMM's rate. Predicted for the threshold path at that shape:
+//   filter 20-25 ms (17 ms at the FP32 peak), sample search 1/51 of the lists path (~2 ms),
+//   rescoring ~600 candidates per query (~1 ms).
 //
 // Buffers (direction, length, layout)
 //   knn_norms:   db (r, n*dim f32), norms (rw, n f32)
@@ -72,12 +95,16 @@
 //   knn_exact_keys: db, queries, fq (r, batch u32: query indices), keys (rw, batch*n f64)
 //   knn_fallback_scatter: fq, idx (r, batch*k u32 positions into keys), top (r, batch*k f64),
 //                out_rows, out_scores (rw)
+//   knn_gather:  db, norms (r); sample (rw, rows*dim f32), sample_norms (rw, rows f32)
+//   knn_thresholds: queries (r), sample_scores (r, nq_total*k f64), thr (rw, batch f32)
+//   knn_filter:  db, queries, norms, thr (r); count (rw, batch u32, zeroed by the host),
+//                cand (rw, batch*cap u32: list of query q at q*cap)
+//   knn_rescore: db, queries, count, cand (r); out_rows, out_scores, flags (rw, at q_first+q)
 //
 // Invariants: n >= 1, 1 <= k <= 128, KP <= KNN_MAX_KP, splits * KP <= sort_len <= 2048, all
 //   values finite, R^2 finite (the host uses the exact path otherwise); indices of rows and
 //   dims in u64 where they multiply.
 //
-// Measured cost: not measured yet.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -285,33 +312,17 @@ __device__ __forceinline__ void knn_insert(bool active, float ck, u32 cr, u32 lq
     }
 }
 
-extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_screen(
-    const float* __restrict__ db, const float* __restrict__ queries, const float* __restrict__ norms,
-    float* __restrict__ part_key, u32* __restrict__ part_row, u32 n, u32 nq, u32 q_first, u32 dim, u32 splits,
-    u32 split_rows, u32 kp, u32 metric) {
-    extern __shared__ __align__(16) float knn_sm[];
-    float* As = knn_sm;                               // [2][KC][AS]
-    float* Bs = knn_sm + 2u * KNN_KC * KNN_AS;        // [2][KC][AS]
-    float* lkey = knn_sm + 4u * KNN_KC * KNN_AS;      // [128][kp]
-    u32* lrow = reinterpret_cast<u32*>(lkey + KNN_TILE * kp);
-    float* lthr = reinterpret_cast<float*>(lrow + KNN_TILE * kp);
-    u32* lworst = reinterpret_cast<u32*>(lthr + KNN_TILE);
-    u32* lcount = lworst + KNN_TILE;
-
-    const u32 qtiles = (nq + KNN_TILE - 1u) / KNN_TILE;
-    const u32 qt = blockIdx.x % qtiles, s = blockIdx.x / qtiles;
-    if (s >= splits) return;
-    const u32 q0 = qt * KNN_TILE;  // within the batch
-    const u32 r_begin = s * split_rows;
-    const u32 r_end = min(r_begin + split_rows, n);
-    const float* qbase = queries + (u64)q_first * dim;
-    const u32 tid = threadIdx.x, tx = tid & 15u, ty = tid >> 4;
-    const u32 lane = tid & 31u, half = lane >> 4, hl = lane & 15u;
-    for (u32 i = tid; i < KNN_TILE; i += KNN_THREADS) {
-        lthr[i] = knn_inf();
-        lworst[i] = 0u;
-        lcount[i] = 0u;
-    }
+// The register-blocked GEMM of one block: query tile q0.. (within the batch) against the
+// database rows [r_begin, r_end) in 128-row tiles; after each tile's last chunk,
+// sel.tile(acc, nxr, row0) sees the tile's scores (acc[i][j]: query knn_col(ty, i), row
+// row0 + knn_col(tx, j); nxr: the rows' f32 norms, L2 only) and acc is cleared. Shared by
+// the screen (top lists) and the filter (threshold appends), so both see the same keys.
+template <class Sel>
+__device__ __forceinline__ void knn_gemm(const float* __restrict__ db, const float* __restrict__ qbase,
+                                         const float* __restrict__ norms, float* As, float* Bs, u32 dim, u32 q0,
+                                         u32 nq, u32 r_begin, u32 r_end, u32 metric, Sel& sel) {
+    const u32 tid = threadIdx.x, tx = tid & 15u;
+    const u32 ty = tid >> 4;
     const bool vec = (dim & 3u) == 0u;
     const u32 nchunks = (dim + KNN_KC - 1u) / KNN_KC;
     const u32 ntiles = r_end > r_begin ? (r_end - r_begin + KNN_TILE - 1u) / KNN_TILE : 0u;
@@ -369,38 +380,7 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_screen(
         }
         __syncthreads();
         if (ch + 1u == nchunks) {
-            // Selection of this tile: the scores of query lq are in the 16 lanes of one half-warp.
-#pragma unroll
-            for (u32 i = 0; i < 8u; ++i) {
-                const u32 lq = i < 4u ? ty * 4u + i : 64u + ty * 4u + (i - 4u);
-                const bool qvalid = q0 + lq < nq;
-                float key[8];
-#pragma unroll
-                for (u32 j = 0; j < 8u; ++j) key[j] = metric == 0u ? fmaf(-2.0f, acc[i][j], nxr[j]) : -acc[i][j];
-                const float thr = lthr[lq];
-                u32 pend = 0u;
-#pragma unroll
-                for (u32 j = 0; j < 8u; ++j) {
-                    if (qvalid && row0 + knn_col(tx, j) < r_end && key[j] <= thr) pend |= 1u << j;
-                }
-                while (true) {
-                    const u32 ball = __ballot_sync(FULL_MASK, pend != 0u);
-                    if (ball == 0u) break;
-                    const u32 mine = (ball >> (half * 16u)) & 0xffffu;
-                    const bool active = mine != 0u;
-                    const u32 lead = active ? (u32)(__ffs(mine) - 1) : 0u;
-                    // Every lane's lowest pending candidate; the lead lane's goes in.
-                    const u32 c = pend != 0u ? (u32)(__ffs(pend) - 1) : 0u;
-                    float mk = key[0];
-#pragma unroll
-                    for (u32 j = 1; j < 8u; ++j) mk = c == j ? key[j] : mk;
-                    const u32 mr = row0 + knn_col(tx, c);
-                    const float ck = __shfl_sync(FULL_MASK, mk, lead, 16);
-                    const u32 cr = __shfl_sync(FULL_MASK, mr, lead, 16);
-                    if (active && hl == lead) pend &= pend - 1u;
-                    knn_insert(active, ck, cr, lq, kp, lkey, lrow, lthr, lworst, lcount, hl);
-                }
-            }
+            sel.tile(acc, nxr, row0, r_end, metric);
 #pragma unroll
             for (u32 i = 0; i < 8u; ++i)
 #pragma unroll
@@ -411,12 +391,97 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_screen(
             ++ch;
         }
     }
+}
+
+// The local query (row of the block's query tile) of a thread's score row i.
+__device__ __forceinline__ u32 knn_lq(u32 ty, u32 i) { return i < 4u ? ty * 4u + i : 64u + ty * 4u + (i - 4u); }
+
+// The approximate key of score acc against a row of f32 norm nx.
+__device__ __forceinline__ float knn_approx_key(float acc, float nx, u32 metric) {
+    return metric == 0u ? fmaf(-2.0f, acc, nx) : -acc;
+}
+
+// The screen's selection: per query a top-kp list in shared memory (see the header).
+struct KnnListSelect {
+    float* lkey;
+    u32* lrow;
+    float* lthr;
+    u32* lworst;
+    u32* lcount;
+    u32 kp, q0, nq, tx, ty, half, hl;
+
+    __device__ __forceinline__ void tile(const float (&acc)[8][8], const float (&nxr)[8], u32 row0, u32 r_end,
+                                         u32 metric) {
+        // The scores of query lq are in the 16 lanes of one half-warp.
+#pragma unroll
+        for (u32 i = 0; i < 8u; ++i) {
+            const u32 lq = knn_lq(ty, i);
+            const bool qvalid = q0 + lq < nq;
+            float key[8];
+#pragma unroll
+            for (u32 j = 0; j < 8u; ++j) key[j] = knn_approx_key(acc[i][j], nxr[j], metric);
+            const float thr = lthr[lq];
+            u32 pend = 0u;
+#pragma unroll
+            for (u32 j = 0; j < 8u; ++j) {
+                if (qvalid && row0 + knn_col(tx, j) < r_end && key[j] <= thr) pend |= 1u << j;
+            }
+            while (true) {
+                const u32 ball = __ballot_sync(FULL_MASK, pend != 0u);
+                if (ball == 0u) break;
+                const u32 mine = (ball >> (half * 16u)) & 0xffffu;
+                const bool active = mine != 0u;
+                const u32 lead = active ? (u32)(__ffs(mine) - 1) : 0u;
+                // Every lane's lowest pending candidate; the lead lane's goes in.
+                const u32 c = pend != 0u ? (u32)(__ffs(pend) - 1) : 0u;
+                float mk = key[0];
+#pragma unroll
+                for (u32 j = 1; j < 8u; ++j) mk = c == j ? key[j] : mk;
+                const u32 mr = row0 + knn_col(tx, c);
+                const float ck = __shfl_sync(FULL_MASK, mk, lead, 16);
+                const u32 cr = __shfl_sync(FULL_MASK, mr, lead, 16);
+                if (active && hl == lead) pend &= pend - 1u;
+                knn_insert(active, ck, cr, lq, kp, lkey, lrow, lthr, lworst, lcount, hl);
+            }
+        }
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_screen(
+    const float* __restrict__ db, const float* __restrict__ queries, const float* __restrict__ norms,
+    float* __restrict__ part_key, u32* __restrict__ part_row, u32 n, u32 nq, u32 q_first, u32 dim, u32 splits,
+    u32 split_rows, u32 kp, u32 metric) {
+    extern __shared__ __align__(16) float knn_sm[];
+    float* As = knn_sm;                               // [2][KC][AS]
+    float* Bs = knn_sm + 2u * KNN_KC * KNN_AS;        // [2][KC][AS]
+    float* lkey = knn_sm + 4u * KNN_KC * KNN_AS;      // [128][kp]
+    u32* lrow = reinterpret_cast<u32*>(lkey + KNN_TILE * kp);
+    float* lthr = reinterpret_cast<float*>(lrow + KNN_TILE * kp);
+    u32* lworst = reinterpret_cast<u32*>(lthr + KNN_TILE);
+    u32* lcount = lworst + KNN_TILE;
+
+    const u32 qtiles = (nq + KNN_TILE - 1u) / KNN_TILE;
+    const u32 qt = blockIdx.x % qtiles, s = blockIdx.x / qtiles;
+    if (s >= splits) return;
+    const u32 q0 = qt * KNN_TILE;  // within the batch
+    const u32 r_begin = s * split_rows;
+    const u32 r_end = min(r_begin + split_rows, n);
+    const float* qbase = queries + (u64)q_first * dim;
+    const u32 tid = threadIdx.x, tx = tid & 15u, ty = tid >> 4;
+    const u32 lane = tid & 31u, half = lane >> 4, hl = lane & 15u;
+    for (u32 i = tid; i < KNN_TILE; i += KNN_THREADS) {
+        lthr[i] = knn_inf();
+        lworst[i] = 0u;
+        lcount[i] = 0u;
+    }
+    KnnListSelect sel{lkey, lrow, lthr, lworst, lcount, kp, q0, nq, tx, ty, half, hl};
+    knn_gemm(db, qbase, norms, As, Bs, dim, q0, nq, r_begin, r_end, metric, sel);
     __syncwarp();
     // Each list sorted by (key, row) into its slot: entry e goes to its rank; past the
     // count, (+inf, NO_ROW).
 #pragma unroll 1
     for (u32 i = 0; i < 8u; ++i) {
-        const u32 lq = i < 4u ? ty * 4u + i : 64u + ty * 4u + (i - 4u);
+        const u32 lq = knn_lq(ty, i);
         if (q0 + lq >= nq) continue;  // uniform over the half-warp
         const u32 cnt = lcount[lq];
         const u64 base = ((u64)(q0 + lq) * splits + s) * kp;
@@ -434,6 +499,174 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_screen(
             }
         }
     }
+}
+
+// ---- the threshold path: knn_gather, knn_thresholds, knn_filter, knn_rescore ---------------
+
+// Copies every stride-th row (and its norm) of the database into the sample.
+extern "C" __global__ void __launch_bounds__(KNN_EXACT_THREADS) knn_gather(
+    const float* __restrict__ db, const float* __restrict__ norms, float* __restrict__ sample,
+    float* __restrict__ sample_norms, u32 n, u32 dim, u32 stride, u32 rows) {
+    const u64 total = (u64)rows * dim;
+    for (u64 e = (u64)blockIdx.x * KNN_EXACT_THREADS + threadIdx.x; e < total; e += (u64)gridDim.x * KNN_EXACT_THREADS) {
+        const u64 r = e / dim, d = e % dim;
+        const u64 src = r * stride;
+        sample[e] = db[src * dim + d];
+        if (d == 0u) sample_norms[r] = norms[src];
+    }
+}
+
+// Per query of the batch: the approximate-key threshold thr = T_s - |q|^2 + E (L2) or
+// T_s + E (inner product), rounded up to f32, from the sample's exact k-th key T_s
+// (sample_scores at (q_first + q) * k + k - 1; +inf when the sample had fewer than k rows
+// or there is no sample: has_sample == 0).
+extern "C" __global__ void __launch_bounds__(KNN_EXACT_THREADS) knn_thresholds(
+    const float* __restrict__ queries, const double* __restrict__ sample_scores, float* __restrict__ thr, u32 nq,
+    u32 q_first, u32 dim, u32 k, u32 metric, u32 has_sample, float rmax) {
+    const u32 ql = blockIdx.x * KNN_EXACT_THREADS + threadIdx.x;
+    if (ql >= nq) return;
+    const u32 q = q_first + ql;
+    const float* qv = queries + (u64)q * dim;
+    double qq = 0.0;
+    for (u32 d = 0; d < dim; ++d) {
+        const double v = (double)qv[d];
+        qq = fma(v, v, qq);
+    }
+    double t = (double)knn_inf();
+    if (has_sample != 0u) {
+        const double sc = sample_scores[(u64)q * k + k - 1u];
+        t = metric == 0u ? sc : -sc;  // the key: +inf (L2) / -(-inf) when short of k rows
+    }
+    float out = knn_inf();
+    if (t < (double)knn_inf()) {
+        const double qn = sqrt(qq) * (1.0 + 1e-12);
+        const double r = (double)rmax;
+        const double u = 5.9604644775390625e-08;  // 2^-24
+        const double e = (metric == 0u ? 2.0 * (dim + 4.0) * u * (qn + r) * (qn + r) : 2.0 * (dim + 4.0) * u * qn * r) + 1e-30;
+        const double th = metric == 0u ? t - qq + e : t + e;
+        out = __double2float_ru(th);
+    }
+    thr[ql] = out;
+}
+
+// The filter's selection: every (query, row) with approximate key <= the query's
+// threshold is appended to the query's candidate list (a global counter per query; rows
+// past `cap` are counted, not stored, and make knn_rescore flag the query).
+struct KnnFilterSelect {
+    float thr[8];
+    u32* count;
+    u32* cand;
+    u32 cap, q0, nq, tx, ty;
+
+    __device__ __forceinline__ void tile(const float (&acc)[8][8], const float (&nxr)[8], u32 row0, u32 r_end,
+                                         u32 metric) {
+#pragma unroll
+        for (u32 i = 0; i < 8u; ++i) {
+#pragma unroll
+            for (u32 j = 0; j < 8u; ++j) {
+                const u32 r = row0 + knn_col(tx, j);
+                if (knn_approx_key(acc[i][j], nxr[j], metric) <= thr[i] && r < r_end) {
+                    const u32 q = q0 + knn_lq(ty, i);  // thr is -inf for q >= nq
+                    const u32 p = atomicAdd(count + q, 1u);
+                    if (p < cap) cand[(u64)q * cap + p] = r;
+                }
+            }
+        }
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_filter(
+    const float* __restrict__ db, const float* __restrict__ queries, const float* __restrict__ norms,
+    const float* __restrict__ thr, u32* __restrict__ count, u32* __restrict__ cand, u32 n, u32 nq, u32 q_first,
+    u32 dim, u32 splits, u32 split_rows, u32 cap, u32 metric) {
+    __shared__ __align__(16) float knn_fs[4u * KNN_KC * KNN_AS];
+    const u32 qtiles = (nq + KNN_TILE - 1u) / KNN_TILE;
+    const u32 qt = blockIdx.x % qtiles, s = blockIdx.x / qtiles;
+    if (s >= splits) return;
+    const u32 q0 = qt * KNN_TILE;
+    const u32 r_begin = s * split_rows;
+    const u32 r_end = min(r_begin + split_rows, n);
+    const u32 tid = threadIdx.x, tx = tid & 15u, ty = tid >> 4;
+    KnnFilterSelect sel;
+#pragma unroll
+    for (u32 i = 0; i < 8u; ++i) {
+        const u32 q = q0 + knn_lq(ty, i);
+        sel.thr[i] = q < nq ? thr[q] : -knn_inf();
+    }
+    sel.count = count;
+    sel.cand = cand;
+    sel.cap = cap;
+    sel.q0 = q0;
+    sel.nq = nq;
+    sel.tx = tx;
+    sel.ty = ty;
+    knn_gemm(db, queries + (u64)q_first * dim, norms, knn_fs, knn_fs + 2u * KNN_KC * KNN_AS, dim, q0, nq, r_begin,
+             r_end, metric, sel);
+}
+
+// A block per query: its candidates (count <= cap; more flags the query for the exact
+// path) rescored exactly, sorted by (key, row) (bitonic, in shared memory), the k first
+// written at q_first + q.
+extern "C" __global__ void __launch_bounds__(KNN_REFINE_THREADS) knn_rescore(
+    const float* __restrict__ db, const float* __restrict__ queries, const u32* __restrict__ count,
+    const u32* __restrict__ cand, u32* __restrict__ out_rows, double* __restrict__ out_scores, u32* __restrict__ flags,
+    u32 n, u32 nq, u32 q_first, u32 dim, u32 cap, u32 k, u32 metric) {
+    extern __shared__ __align__(16) double knn_cs[];
+    const u32 ql = blockIdx.x;
+    if (ql >= nq) return;
+    const u32 q = q_first + ql;
+    const u32 tid = threadIdx.x;
+    const u32 c = count[ql];
+    if (c > cap) {
+        if (tid == 0u) flags[q] = 1u;  // the exact path writes this query's rows
+        return;
+    }
+    u32 size = 1u;
+    while (size < c) size <<= 1;
+    double* ckey = knn_cs;                                  // [size]
+    u32* crow = reinterpret_cast<u32*>(ckey + size);        // [size]
+    const float* qv = queries + (u64)q * dim;
+    const u64 base = (u64)ql * cap;
+    for (u32 i = tid; i < size; i += KNN_REFINE_THREADS) {
+        if (i < c) {
+            const u32 row = cand[base + i];
+            ckey[i] = knn_exact_key(qv, db + (u64)row * dim, dim, metric);
+            crow[i] = row;
+        } else {
+            ckey[i] = (double)knn_inf();
+            crow[i] = KNN_NO_ROW;
+        }
+    }
+    __syncthreads();
+    for (u32 len = 2u; len <= size; len <<= 1) {
+        for (u32 stride = len >> 1; stride > 0u; stride >>= 1) {
+            for (u32 p = tid; p < size / 2u; p += KNN_REFINE_THREADS) {
+                const u32 lo = 2u * p - (p & (stride - 1u));
+                const u32 hi = lo + stride;
+                const bool up = (lo & len) == 0u;
+                const double ka = ckey[lo], kz = ckey[hi];
+                const u32 ra = crow[lo], rz = crow[hi];
+                if (knn_better64(kz, rz, ka, ra) == up) {
+                    ckey[lo] = kz;
+                    ckey[hi] = ka;
+                    crow[lo] = rz;
+                    crow[hi] = ra;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    const u64 out = (u64)q * k;
+    for (u32 i = tid; i < k; i += KNN_REFINE_THREADS) {
+        if (i < c) {
+            out_rows[out + i] = crow[i];
+            out_scores[out + i] = metric == 0u ? ckey[i] : -ckey[i];
+        } else {
+            out_rows[out + i] = KNN_NO_ROW;
+            out_scores[out + i] = metric == 0u ? (double)knn_inf() : -(double)knn_inf();
+        }
+    }
+    if (tid == 0u) flags[q] = 0u;
 }
 
 // ---- knn_refine -----------------------------------------------------------------------------

@@ -114,8 +114,10 @@ const GPU_CRATES: &[&str] = &["orrery-backend-cuda", "orrery-backend-wgpu"];
 /// (and [`RUN_SCRIPT`] runs only the GPU modules of it unless given a filter).
 /// `tree` is orrery-tree-build's: its `gpu`, `gpu_view` and `gpu_nf` modules need a GPU;
 /// `traverse` is orrery-traverse's, with its `gpu*` modules; `sim` is orrery-sim's, whose
-/// `gpu::` module needs a GPU (the rest, the long drift test among them, runs on CI).
-const GPU_TESTS: &[&str] = &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree", "tree", "traverse", "sim"];
+/// `gpu::` module needs a GPU (the rest, the long drift test among them, runs on CI);
+/// `clusters` is orrery-clusters', with its `gpu*` modules.
+const GPU_TESTS: &[&str] =
+    &["gpu*", "conformance", "compile", "wgpu*", "cuda*", "balltree", "tree", "traverse", "sim", "clusters"];
 
 /// Which test targets go into the bundle.
 #[derive(Debug, Clone)]
@@ -565,13 +567,16 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #      with SANITIZE_FILTER as test arguments;
 #      BENCH="primitives keys balltree" runs those suites (run from the repository root
 #      copy, so a suite's peer script is found: primitives -> benches/python/peers.py,
-#      balltree -> benches/python/balltree_peer.py; PEER=0 runs none); BENCH_ARGS
+#      balltree -> benches/python/balltree_peer.py, clusters ->
+#      benches/python/clusters_peer.py; PEER=0 runs none); BENCH_ARGS
 #      passes more arguments.
 # balltree-*, orrery-balltree's one test binary, also holds CPU-only modules (they ran
 # where the bundle was built): without a test-filter only its gpu_cuda:: and gpu_wgpu::
 # modules run here (gpu_bench:: is ignored tests: run it by name); likewise tree-*,
 # orrery-tree-build's, runs only its modules named gpu* (gpu::, gpu_view::, gpu_nf::), and
-# so do traverse-* and sim-* (orrery-sim's gpu:: module).
+# so do traverse-*, clusters-* and sim-* (orrery-sim's gpu:: module).
+# compute-sanitizer runs with --report-api-errors no: the CUDA executor counts a kernel's
+# parameters by probing cuFuncGetParamInfo until it fails, an API error by design.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -593,6 +598,7 @@ for t in "$here"/bin/*; do
     tree-*) [ -n "$filter" ] || args="gpu";;
     traverse-*) [ -n "$filter" ] || args="gpu";;
     sim-*) [ -n "$filter" ] || args="gpu::";;
+    clusters-*) [ -n "$filter" ] || args="gpu";;
   esac
   "$t" --test-threads=4 $args > "$out/test-$name.log" 2>&1
   rc=$?
@@ -603,7 +609,7 @@ for tool in ${SANITIZE:-}; do
   for t in "$here"/bin/${SANITIZE_BINS:-cuda-*}; do
     [ -e "$t" ] || continue
     name=$(basename "$t")
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" --test-threads=1 ${SANITIZE_FILTER:-} > "$out/sanitize-$tool-$name.log" 2>&1
+    compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 9 "$t" --test-threads=1 ${SANITIZE_FILTER:-} > "$out/sanitize-$tool-$name.log" 2>&1
     rc=$?
     echo "sanitize $tool $name rc=$rc $(grep -E 'ERROR SUMMARY' "$out/sanitize-$tool-$name.log" | tail -1)" | tee -a "$summary"
     [ $rc -eq 0 ] || status=1
@@ -614,6 +620,7 @@ for suite in ${BENCH:-}; do
   case "$suite" in
     primitives) peer=benches/python/peers.py;;
     balltree) peer=benches/python/balltree_peer.py;;
+    clusters) peer=benches/python/clusters_peer.py;;
   esac
   peer_args=
   [ -n "$peer" ] && [ -e "$peer" ] && [ "${PEER:-1}" != 0 ] && peer_args="--peer $peer"
@@ -643,6 +650,7 @@ mod tests {
             ("orrery-tree-build", "tree"),
             ("orrery-traverse", "traverse"),
             ("orrery-sim", "sim"),
+            ("orrery-clusters", "clusters"),
         ] {
             assert!(gpu.keeps(krate, target), "{krate} {target} must be bundled");
         }

@@ -24,7 +24,9 @@
 //!   (centroid: cohesion, inertia and the centroids within the tests' tolerance; k-NN: the
 //!   rows and scores of the first 64 queries equal to the CPU's exact search) and a
 //!   mismatch is reported and not timed. The k-NN record's `info` names the exact-path
-//!   queries of that run (0 expected), the plan and the norms' one-time cost.
+//!   queries of that run (0 expected), the plan and the norms' one-time cost. Each k-NN
+//!   workload runs with both strategies: the default threshold path under the workload's
+//!   name, the per-split lists (the baseline) as `... lists`.
 //! - **CPU** ([`CpuExecutor`]'s pool): [`centroid_stats`] of validated clusters, and
 //!   [`exact_search`] of the first 64 queries only (`knn ... 64q`: all 4,096 would take
 //!   minutes), on the host clock.
@@ -33,7 +35,8 @@
 // The GPU half of the suite is used only when the binary has a GPU executor.
 #![cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code, unused_imports))]
 
-use orrery_clusters::gpu::{DeviceClusters, DeviceVectors, GpuCentroidStats, GpuExactSearch};
+use orrery_clusters::gpu::knn::{FilterPlan, QUERY_BATCH, sample_stride};
+use orrery_clusters::gpu::{DeviceClusters, DeviceVectors, GpuCentroidStats, GpuExactSearch, Strategy};
 use orrery_clusters::synth::{SynthData, SynthParams, gaussian_clusters, gaussian_queries};
 use orrery_clusters::{CentroidParams, CentroidStats, Metric, Vectors, centroid_stats, exact_search};
 use orrery_core::{CpuExecutor, Executor, ExecutorKind, GpuExecutor, Result};
@@ -261,40 +264,56 @@ pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
         let q = Vectors::new(&qv, w.dim)?;
         let d = DeviceVectors::upload(exec, &db)?;
         let dq = DeviceVectors::upload(exec, &q)?;
-        exec.synchronize()?;
-        let t = std::time::Instant::now();
-        let mut search = GpuExactSearch::new(exec, &d)?;
-        let prep_ms = t.elapsed().as_secs_f64() * 1e3;
-        let got = search.search(exec, &d, &dq, w.k, w.metric)?;
-        let fallback = search.fallback_queries();
-        let nq = CPU_QUERIES.min(w.queries);
-        let want = exact_search(&db, &Vectors::new(&qv[..nq * w.dim], w.dim)?, w.k, w.metric)?;
-        let same = (0..nq).all(|i| {
-            got.rows_of(i) == want.rows_of(i)
-                && got.scores_of(i).iter().zip(want.scores_of(i)).all(|(a, b)| a.to_bits() == b.to_bits())
-        });
-        if !same {
-            eprintln!(
-                "{}: {}: the GPU result differs from the CPU's exact search; not timed",
+        for strategy in [Strategy::Threshold, Strategy::Lists] {
+            exec.synchronize()?;
+            let t = std::time::Instant::now();
+            let mut search = GpuExactSearch::new(exec, &d)?.with_strategy(strategy);
+            let prep_ms = t.elapsed().as_secs_f64() * 1e3;
+            let got = search.search(exec, &d, &dq, w.k, w.metric)?;
+            let fallback = search.fallback_queries();
+            let nq = CPU_QUERIES.min(w.queries);
+            let want = exact_search(&db, &Vectors::new(&qv[..nq * w.dim], w.dim)?, w.k, w.metric)?;
+            let same = (0..nq).all(|i| {
+                got.rows_of(i) == want.rows_of(i)
+                    && got.scores_of(i).iter().zip(want.scores_of(i)).all(|(a, b)| a.to_bits() == b.to_bits())
+            });
+            let name = match strategy {
+                Strategy::Threshold => w.name(w.queries),
+                Strategy::Lists => format!("{} lists", w.name(w.queries)),
+            };
+            if !same {
+                eprintln!("{}: {name}: the GPU result differs from the CPU's exact search; not timed", exec.name());
+                continue;
+            }
+            let stats =
+                measure(exec, cfg.warmup, cfg.repeats, || search.enqueue(exec, &d, &dq, w.k, w.metric).map(drop))?;
+            let info = match strategy {
+                Strategy::Threshold => {
+                    let plan = FilterPlan::new(w.rows(), w.queries.min(QUERY_BATCH), exec.limits().compute_units);
+                    format!(
+                        "threshold path; exact path: {fallback} queries; sample every {} rows; filter {} splits of {} rows; norms (once) {prep_ms:.2} ms incl. compile",
+                        sample_stride(w.rows(), w.k),
+                        plan.splits,
+                        plan.split_rows
+                    )
+                }
+                Strategy::Lists => {
+                    let plan = search.plan(exec, w.queries, w.k);
+                    format!(
+                        "lists path (baseline); exact path: {fallback} queries; {} splits of {} rows, lists of {}; norms (once) {prep_ms:.2} ms incl. compile",
+                        plan.splits, plan.split_rows, plan.kp
+                    )
+                }
+            };
+            records.push(record(
                 exec.name(),
-                w.name(w.queries)
-            );
-            continue;
+                name,
+                w.queries * w.rows(),
+                (w.rows() * w.dim * 4) as u64,
+                stats,
+                info,
+            ));
         }
-        let plan = search.plan(exec, w.queries, w.k);
-        let stats = measure(exec, cfg.warmup, cfg.repeats, || search.enqueue(exec, &d, &dq, w.k, w.metric).map(drop))?;
-        let info = format!(
-            "exact path: {fallback} queries; {} splits of {} rows, lists of {}; norms (once) {prep_ms:.2} ms incl. compile",
-            plan.splits, plan.split_rows, plan.kp
-        );
-        records.push(record(
-            exec.name(),
-            w.name(w.queries),
-            w.queries * w.rows(),
-            (w.rows() * w.dim * 4) as u64,
-            stats,
-            info,
-        ));
     }
     Ok(records)
 }

@@ -124,7 +124,21 @@ unsafe fn get_cubin(prog: nsys::nvrtcProgram) -> Result<Vec<u8>> {
 fn compile_options(arch_flag: &str, policy: &Policy) -> Vec<String> {
     let mut options = vec![format!("-arch={arch_flag}"), STD_OPTION.to_owned()];
     options.extend(policy.defines());
+    if line_info_requested() {
+        options.push(LINE_INFO_OPTION.to_owned());
+    }
     options
+}
+
+/// NVRTC's option for source-line tables in the CUBIN (what compute-sanitizer and Nsight
+/// Compute need to name source lines; no effect on the generated code).
+const LINE_INFO_OPTION: &str = "-lineinfo";
+
+/// Whether `ORRERY_CUDA_LINEINFO=1` asks for [`LINE_INFO_OPTION`] (for sanitizer and
+/// profiler runs; the option is part of the module cache's key, so such modules are cached
+/// apart).
+fn line_info_requested() -> bool {
+    std::env::var("ORRERY_CUDA_LINEINFO").is_ok_and(|v| v == "1")
 }
 
 /// Compiles CUDA C `source` to PTX for the virtual architecture `arch` (e.g.

@@ -5,21 +5,27 @@
 //! # Algorithm
 //! 1. **Norms** (once per database, [`GpuExactSearch::new`]): `|x|^2` of every row in f64,
 //!    rounded to f32, and `R = max |x|` (read back once).
-//! 2. **Screen** (per batch of up to [`QUERY_BATCH`] queries): blocks of (128 queries, one
-//!    database split) compute approximate f32 keys `|x|^2 - 2 q.x` (L2; `|q|^2` is common to
-//!    a query's rows) or `-q.x` (inner product) by a register-blocked GEMM over 128-row
-//!    tiles, and keep per query a top list of `KP = k + 16` (rounded up to 8) by
-//!    replace-worst insertion. No query-by-database matrix exists anywhere: a block holds
-//!    one 128 x 128 tile of scores in registers.
-//! 3. **Refine** (a block per query): the splits' lists sorted together; `T` = the `k`-th
-//!    smallest approximate key; every entry within `T + 2E` is rescored in f64 exactly as
-//!    [`crate::dist`] computes it, and the `k` best by `(key, row)` are the result. `E`
-//!    bounds the f32 error (`2 (D + 4) 2^-24 (|q| + R)^2` for L2), so the band holds every
-//!    row of the true top `k`, unless a split's full list ends inside the band: then that
-//!    list may have dropped one, and the query is **flagged**.
+//! 2. **Candidates**, by one of two [`Strategy`]s (same result, different cost), per batch
+//!    of up to [`QUERY_BATCH`] queries. Both compute approximate f32 keys `|x|^2 - 2 q.x`
+//!    (L2; `|q|^2` is common to a query's rows) or `-q.x` (inner product) by one
+//!    register-blocked GEMM of 128-query by 128-row tiles; no query-by-database matrix
+//!    exists anywhere. `E` bounds their error (`2 (D + 4) 2^-24 (|q| + R)^2` for L2).
+//!    - [`Strategy::Threshold`] (default): the exact top `k` of a strided sample (every
+//!      [`sample_stride`]-th row, searched with the lists below) gives `T_s`, an exact key
+//!      of `k` distinct rows, so the true `k`-th key is `<= T_s`; the full pass appends
+//!      every row whose f32 key is within `T_s + E` to the query's candidates (at most
+//!      [`CANDIDATE_CAP`]), which holds every row of the true top `k`. A query with more
+//!      candidates is **flagged**.
+//!    - [`Strategy::Lists`]: blocks of (128 queries, one database split) keep per query a
+//!      top list of `KP = k + 16` (rounded up to 8) by replace-worst insertion; the refine
+//!      step sorts the splits' lists, takes `T` = the `k`-th approximate key and the band
+//!      `T + 2E`, which holds the true top `k` unless a split's full list ends inside it
+//!      (then that list may have dropped a row: the query is **flagged**).
+//! 3. **Rescoring**: the candidates' keys in f64 exactly as [`crate::dist`] computes them,
+//!    and the `k` best by `(key, row)` are the result.
 //! 4. **Exact path** for flagged queries ([`GpuExactSearch::finish`]): every row's exact
 //!    f64 key and the executor's segmented top-k (ties to the lower position, which is the
-//!    row). Flags come from massive ties (many duplicate rows near the `k`-th distance);
+//!    row). Flags come from massive ties (thousands of rows at the `k`-th distance);
 //!    continuous data essentially never flags. The exact path is also used for every query
 //!    when the screen cannot run: its shared memory exceeds the device's limit (`k` near
 //!    128 on devices with less than 183 KB per block), or `R^2` is not below 1e36 (f32
@@ -59,6 +65,32 @@ mod kn {
             scalar n: u32, scalar nq: u32, scalar q_first: u32, scalar dim: u32, scalar splits: u32,
             scalar kp: u32, scalar k: u32, scalar metric: u32, scalar sort_len: u32, scalar rmax: f32,
         );
+        /// Every `stride`-th database row and its norm, into the sample.
+        pub(super) fn knn_gather(
+            read db: f32, read norms: f32, write sample: f32, write sample_norms: f32,
+            scalar n: u32, scalar dim: u32, scalar stride: u32, scalar rows: u32,
+        );
+        /// Per query the approximate-key threshold from the sample's exact `k`-th key.
+        pub(super) fn knn_thresholds(
+            read queries: f32, read sample_scores: f64, write thr: f32,
+            scalar nq: u32, scalar q_first: u32, scalar dim: u32, scalar k: u32, scalar metric: u32,
+            scalar has_sample: u32, scalar rmax: f32,
+        );
+        /// The f32 filter: every row within its query's threshold appended to the query's
+        /// candidates.
+        pub(super) fn knn_filter(
+            read db: f32, read queries: f32, read norms: f32, read thr: f32, write count: u32, write cand: u32,
+            scalar n: u32, scalar nq: u32, scalar q_first: u32, scalar dim: u32, scalar splits: u32,
+            scalar split_rows: u32, scalar cap: u32, scalar metric: u32,
+        );
+        /// The candidates rescored exactly and sorted; the `k` best written, or the query
+        /// flagged when it had more than `cap`.
+        pub(super) fn knn_rescore(
+            read db: f32, read queries: f32, read count: u32, read cand: u32,
+            write out_rows: u32, write out_scores: f64, write flags: u32,
+            scalar n: u32, scalar nq: u32, scalar q_first: u32, scalar dim: u32, scalar cap: u32,
+            scalar k: u32, scalar metric: u32,
+        );
         /// Exact f64 keys of every row for a batch of flagged queries.
         pub(super) fn knn_exact_keys(
             read db: f32, read queries: f32, read fq: u32, write keys: f64,
@@ -83,6 +115,67 @@ pub const FALLBACK_KEYS: usize = 1 << 25;
 /// Squared norms at or above this make the exact path run for every query (the f32
 /// screen's products could overflow).
 const MAX_NORM2: f32 = 1e36;
+
+/// Candidates the threshold filter keeps per query ([`Strategy::Threshold`]): a query with
+/// more (massive ties, or a sample that missed its neighbourhood) takes the exact path.
+/// `knn_rescore` sorts them in 12 bytes each of shared memory (48 KiB).
+pub const CANDIDATE_CAP: usize = 4096;
+
+/// How the f32 screen finds each query's candidates for the exact rescoring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Threshold, then filter (the default). A strided sample of the database (every
+    /// `s`-th row, `s = CANDIDATE_CAP / (8 k)`) is searched with [`Strategy::Lists`]; its
+    /// exact `k`-th key bounds the true one from above, so every row whose f32 key is within
+    /// that bound plus the error bound `E` is a candidate, and the full pass only compares
+    /// and appends (a few hundred rows per query for continuous data): the screen becomes a
+    /// plain GEMM. The candidates are rescored exactly and sorted.
+    #[default]
+    Threshold,
+    /// Per (query, database split) a top list of `k + 16` kept by replace-worst insertion,
+    /// merged and rescored by `knn_refine` (the first design; the baseline the threshold
+    /// path is measured against, and the sample search of that path).
+    Lists,
+}
+
+/// The sample of [`Strategy::Threshold`]: every `stride`-th row and its norm.
+struct Sample<E: GpuExecutor> {
+    stride: usize,
+    rows: usize,
+    data: E::Buffer<f32>,
+    norms: E::Buffer<f32>,
+}
+
+/// The split of the database among the blocks of `knn_filter` for one batch of queries:
+/// about 8 blocks per multiprocessor (2 resident, 4 waves), whole 128-row tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilterPlan {
+    /// Database splits (blocks per query tile).
+    pub splits: usize,
+    /// Rows per split (a multiple of 128; the last split may be shorter).
+    pub split_rows: usize,
+}
+
+impl FilterPlan {
+    /// The plan for `queries` queries (one batch) over `rows` rows on a device of
+    /// `compute_units` multiprocessors.
+    pub fn new(rows: usize, queries: usize, compute_units: u32) -> Self {
+        let qtiles = queries.div_ceil(KNN_TILE).max(1);
+        let target = (8 * compute_units.max(1) as usize).div_ceil(qtiles).max(1);
+        let splits = target.min(rows.div_ceil(KNN_TILE).max(1));
+        let split_rows = rows.div_ceil(splits).next_multiple_of(KNN_TILE).max(KNN_TILE);
+        Self { splits: rows.div_ceil(split_rows).max(1), split_rows }
+    }
+}
+
+/// The sample stride of [`Strategy::Threshold`] for `k` neighbours over `rows` rows: `0`
+/// (no sample: every row is a candidate) when `rows <= CANDIDATE_CAP`, else
+/// `max(1, CANDIDATE_CAP / (8 k))`, so the sample's `k`-th neighbour stands near rank
+/// `k * stride <= CANDIDATE_CAP / 8` of the whole database and the sample holds more than
+/// `8 k` rows.
+pub fn sample_stride(rows: usize, k: usize) -> usize {
+    if rows <= CANDIDATE_CAP { 0 } else { (CANDIDATE_CAP / (8 * k.max(1))).max(1) }
+}
 
 /// How a batch of queries is screened (a function of the sizes and the device only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +237,13 @@ pub struct GpuExactSearch<E: GpuExecutor> {
     out_scores: Option<E::Buffer<f64>>,
     flags: Option<E::Buffer<u32>>,
     fallback: usize,
+    strategy: Strategy,
+    sample: Option<Sample<E>>,
+    sample_rows: Option<E::Buffer<u32>>,
+    sample_scores: Option<E::Buffer<f64>>,
+    thr: Option<E::Buffer<f32>>,
+    count: Option<E::Buffer<u32>>,
+    cand: Option<E::Buffer<u32>>,
 }
 
 /// `slot` holding a buffer of at least `len` elements.
@@ -222,7 +322,27 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
             out_scores: None,
             flags: None,
             fallback: 0,
+            strategy: Strategy::default(),
+            sample: None,
+            sample_rows: None,
+            sample_scores: None,
+            thr: None,
+            count: None,
+            cand: None,
         })
+    }
+
+    /// The same engine with another [`Strategy`] (the result is the same; only the cost
+    /// differs).
+    #[must_use]
+    pub fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// The [`Strategy`] searches use.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
     }
 
     /// Queries of the last [`GpuExactSearch::finish`] that went through the exact path.
@@ -277,50 +397,132 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
         if nq == 0 || all_exact {
             return Ok(pending);
         }
-        let (n32, dim32, m) = (self.rows as u32, self.dim as u32, metric_code(metric));
-        ensure(exec, &mut self.part_key, nq.min(QUERY_BATCH) * plan.splits * plan.kp)?;
-        ensure(exec, &mut self.part_row, nq.min(QUERY_BATCH) * plan.splits * plan.kp)?;
-        let (Some(part_key), Some(part_row), Some(out_rows), Some(out_scores), Some(flags)) = (
-            self.part_key.as_mut(),
-            self.part_row.as_mut(),
+        match self.strategy {
+            Strategy::Lists => {
+                let (Some(out_rows), Some(out_scores), Some(flags)) =
+                    (self.out_rows.as_mut(), self.out_scores.as_mut(), self.flags.as_mut())
+                else {
+                    unreachable!("allocated above");
+                };
+                let screened = Screened { db: database.data(), norms: &self.norms, rows: self.rows, rmax: self.rmax };
+                let scratch = ListScratch { part_key: &mut self.part_key, part_row: &mut self.part_row };
+                lists_pass(exec, screened, queries, k, metric, scratch, out_rows, out_scores, flags)?;
+            }
+            Strategy::Threshold => self.threshold_pass(exec, database, queries, k, metric)?,
+        }
+        Ok(pending)
+    }
+
+    /// [`Strategy::Threshold`]: per batch, the sample's exact top `k` (by
+    /// [`Strategy::Lists`]), the thresholds, the filter over every row, the rescoring.
+    fn threshold_pass(
+        &mut self,
+        exec: &E,
+        database: &DeviceVectors<E>,
+        queries: &DeviceVectors<E>,
+        k: usize,
+        metric: Metric,
+    ) -> Result<()> {
+        let (n, dim, nq) = (self.rows, self.dim, queries.len());
+        let stride = sample_stride(n, k);
+        if stride > 0 && self.sample.as_ref().is_none_or(|smp| smp.stride != stride) {
+            self.sample = None;
+            let rows = n.div_ceil(stride);
+            let mut data = exec.alloc::<f32>(rows * dim)?;
+            let mut norms = exec.alloc::<f32>(rows)?;
+            let blocks = (rows * dim).div_ceil(KNN_EXACT_THREADS as usize).min(65_535);
+            kn::knn_gather(
+                exec,
+                &grid(blocks, KNN_EXACT_THREADS),
+                database.data(),
+                &self.norms,
+                &mut data,
+                &mut norms,
+                n as u32,
+                dim as u32,
+                stride as u32,
+                rows as u32,
+            )?;
+            self.sample = Some(Sample { stride, rows, data, norms });
+        }
+        let batch_max = nq.min(QUERY_BATCH);
+        ensure(exec, &mut self.thr, batch_max)?;
+        ensure(exec, &mut self.count, batch_max)?;
+        ensure(exec, &mut self.cand, batch_max * CANDIDATE_CAP)?;
+        if stride > 0 {
+            ensure(exec, &mut self.sample_rows, nq * k)?;
+            ensure(exec, &mut self.sample_scores, nq * k)?;
+            let (Some(smp), Some(s_rows), Some(s_scores), Some(flags)) =
+                (self.sample.as_ref(), self.sample_rows.as_mut(), self.sample_scores.as_mut(), self.flags.as_mut())
+            else {
+                unreachable!("allocated above");
+            };
+            // The sample's flags are of no use (any k rows bound the k-th key from above);
+            // the rescoring below rewrites every query's flag.
+            let screened = Screened { db: &smp.data, norms: &smp.norms, rows: smp.rows, rmax: self.rmax };
+            let scratch = ListScratch { part_key: &mut self.part_key, part_row: &mut self.part_row };
+            lists_pass(exec, screened, queries, k, metric, scratch, s_rows, s_scores, flags)?;
+        }
+        let (Some(thr), Some(count), Some(cand), Some(out_rows), Some(out_scores), Some(flags)) = (
+            self.thr.as_mut(),
+            self.count.as_mut(),
+            self.cand.as_mut(),
             self.out_rows.as_mut(),
             self.out_scores.as_mut(),
             self.flags.as_mut(),
         ) else {
             unreachable!("allocated above");
         };
+        let (n32, dim32, m, k32, cap32) = (n as u32, dim as u32, metric_code(metric), k as u32, CANDIDATE_CAP as u32);
         let mut first = 0;
         while first < nq {
             let batch = (nq - first).min(QUERY_BATCH);
-            let p = ScreenPlan::new(self.rows, batch, k, exec.limits().compute_units);
-            let qtiles = batch.div_ceil(KNN_TILE);
-            let screen = grid::<E>(qtiles * p.splits, KNN_THREADS).with_shared_bytes(p.screen_shared as u32);
-            let (b32, f32_, s32) = (batch as u32, first as u32, p.splits as u32);
-            kn::knn_screen(
+            let (b32, f32_) = (batch as u32, first as u32);
+            match self.sample_scores.as_ref() {
+                Some(scores) if stride > 0 => kn::knn_thresholds(
+                    exec,
+                    &grid(batch.div_ceil(KNN_EXACT_THREADS as usize), KNN_EXACT_THREADS),
+                    queries.data(),
+                    scores,
+                    &mut *thr,
+                    b32,
+                    f32_,
+                    dim32,
+                    k32,
+                    m,
+                    1,
+                    self.rmax,
+                )?,
+                _ => exec.fill(thr.slice_mut(0..batch)?, f32::INFINITY)?,
+            }
+            exec.fill(count.slice_mut(0..batch)?, 0)?;
+            let plan = FilterPlan::new(n, batch, exec.limits().compute_units);
+            kn::knn_filter(
                 exec,
-                &screen,
+                &grid(batch.div_ceil(KNN_TILE) * plan.splits, KNN_THREADS),
                 database.data(),
                 queries.data(),
                 &self.norms,
-                &mut *part_key,
-                &mut *part_row,
+                &*thr,
+                &mut *count,
+                &mut *cand,
                 n32,
                 b32,
                 f32_,
                 dim32,
-                s32,
-                p.split_rows as u32,
-                p.kp as u32,
+                plan.splits as u32,
+                plan.split_rows as u32,
+                cap32,
                 m,
             )?;
-            let refine = grid::<E>(batch, KNN_REFINE_THREADS).with_shared_bytes(p.refine_shared as u32);
-            kn::knn_refine(
+            let shared = (CANDIDATE_CAP * 12) as u32;
+            kn::knn_rescore(
                 exec,
-                &refine,
+                &grid::<E>(batch, KNN_REFINE_THREADS).with_shared_bytes(shared),
                 database.data(),
                 queries.data(),
-                &*part_key,
-                &*part_row,
+                &*count,
+                &*cand,
                 &mut *out_rows,
                 &mut *out_scores,
                 &mut *flags,
@@ -328,16 +530,13 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
                 b32,
                 f32_,
                 dim32,
-                s32,
-                p.kp as u32,
-                k as u32,
+                cap32,
+                k32,
                 m,
-                p.sort_len as u32,
-                self.rmax,
             )?;
             first += batch;
         }
-        Ok(pending)
+        Ok(())
     }
 
     /// Waits for the enqueued search, runs the exact path for its flagged queries and
@@ -457,6 +656,91 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
         }
         Ok(())
     }
+}
+
+/// The database a [`lists_pass`] screens: its rows, their f32 norms, `R = max |x|`.
+struct Screened<'a, E: GpuExecutor> {
+    db: &'a E::Buffer<f32>,
+    norms: &'a E::Buffer<f32>,
+    rows: usize,
+    rmax: f32,
+}
+
+/// The screen's partial lists, grown as needed.
+struct ListScratch<'a, E: GpuExecutor> {
+    part_key: &'a mut Option<E::Buffer<f32>>,
+    part_row: &'a mut Option<E::Buffer<u32>>,
+}
+
+/// [`Strategy::Lists`] over `db`: per batch the screen and the refinement of every query,
+/// the `k` best into `out_rows` / `out_scores` at the query's index and its flag.
+#[allow(clippy::too_many_arguments)]
+fn lists_pass<E: GpuExecutor>(
+    exec: &E,
+    db: Screened<'_, E>,
+    queries: &DeviceVectors<E>,
+    k: usize,
+    metric: Metric,
+    scratch: ListScratch<'_, E>,
+    out_rows: &mut E::Buffer<u32>,
+    out_scores: &mut E::Buffer<f64>,
+    flags: &mut E::Buffer<u32>,
+) -> Result<()> {
+    let nq = queries.len();
+    let cu = exec.limits().compute_units;
+    let plan = ScreenPlan::new(db.rows, nq.min(QUERY_BATCH), k, cu);
+    let part_key = ensure(exec, scratch.part_key, nq.min(QUERY_BATCH) * plan.splits * plan.kp)?;
+    let part_row = ensure(exec, scratch.part_row, nq.min(QUERY_BATCH) * plan.splits * plan.kp)?;
+    let (n32, dim32, m) = (db.rows as u32, queries.dim() as u32, metric_code(metric));
+    let mut first = 0;
+    while first < nq {
+        let batch = (nq - first).min(QUERY_BATCH);
+        let p = ScreenPlan::new(db.rows, batch, k, cu);
+        let qtiles = batch.div_ceil(KNN_TILE);
+        let screen = grid::<E>(qtiles * p.splits, KNN_THREADS).with_shared_bytes(p.screen_shared as u32);
+        let (b32, f32_, s32) = (batch as u32, first as u32, p.splits as u32);
+        kn::knn_screen(
+            exec,
+            &screen,
+            db.db,
+            queries.data(),
+            db.norms,
+            &mut *part_key,
+            &mut *part_row,
+            n32,
+            b32,
+            f32_,
+            dim32,
+            s32,
+            p.split_rows as u32,
+            p.kp as u32,
+            m,
+        )?;
+        let refine = grid::<E>(batch, KNN_REFINE_THREADS).with_shared_bytes(p.refine_shared as u32);
+        kn::knn_refine(
+            exec,
+            &refine,
+            db.db,
+            queries.data(),
+            &*part_key,
+            &*part_row,
+            &mut *out_rows,
+            &mut *out_scores,
+            &mut *flags,
+            n32,
+            b32,
+            f32_,
+            dim32,
+            s32,
+            p.kp as u32,
+            k as u32,
+            m,
+            p.sort_len as u32,
+            db.rmax,
+        )?;
+        first += batch;
+    }
+    Ok(())
 }
 
 /// The `k` nearest database rows of every query, exactly, on `exec` (CUDA): upload, search,

@@ -6,10 +6,12 @@
 //!   with no atomics, on CUDA and wgpu (f32 arithmetic with compensated sums; equal to the
 //!   CPU's f64 within a relative 1e-4, see the module).
 //! - [`knn`]: exact k-NN ([`crate::exact_search`]'s result: the same rows *and* the same
-//!   `f64` scores, bit for bit) on CUDA: an f32 register-blocked screen keeps per query and
-//!   database split a top list slightly longer than `k`, and every candidate inside a proven
-//!   error band is rescored in `f64` in the CPU's order. wgpu: [`orrery_core::Error::Unsupported`]
-//!   (WGSL has no f64 for the rescoring).
+//!   `f64` scores, bit for bit) on CUDA: the exact `k`-th key of a strided sample bounds
+//!   every query's answer, an f32 register-blocked GEMM over the whole database keeps the
+//!   rows inside that bound plus a proven error band, and they are rescored in `f64` in the
+//!   CPU's order ([`Strategy`]; the first design, per-split top lists, stays as the
+//!   baseline). wgpu: [`orrery_core::Error::Unsupported`] (WGSL has no f64 for the
+//!   rescoring).
 //!
 //! ```no_run
 //! # fn demo<E: orrery_core::GpuExecutor>(exec: &E) -> orrery_core::Result<()> {
@@ -49,7 +51,7 @@ mod sources;
 
 pub use centroid::{GpuCentroidStats, centroid_stats};
 pub use device::{DeviceClusters, DeviceVectors};
-pub use knn::{GpuExactSearch, PendingSearch, exact_search};
+pub use knn::{GpuExactSearch, PendingSearch, Strategy, exact_search};
 #[cfg(feature = "cuda")]
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]

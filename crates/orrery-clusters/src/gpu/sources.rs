@@ -32,7 +32,17 @@ pub const CENTROID_ENTRIES: [&str; 9] = [
 ];
 
 /// The entry points of the k-NN module (CUDA only).
-pub const KNN_ENTRIES: [&str; 5] = ["knn_norms", "knn_screen", "knn_refine", "knn_exact_keys", "knn_fallback_scatter"];
+pub const KNN_ENTRIES: [&str; 9] = [
+    "knn_norms",
+    "knn_screen",
+    "knn_refine",
+    "knn_gather",
+    "knn_thresholds",
+    "knn_filter",
+    "knn_rescore",
+    "knn_exact_keys",
+    "knn_fallback_scatter",
+];
 
 /// Every entry point of [`KERNEL_MODULES`], by module name.
 pub const KERNEL_ENTRIES: [(&str, &[&str]); 2] =
@@ -117,7 +127,8 @@ pub(crate) const KNN_REFINE_THREADS: u32 = 256;
 pub(crate) const KNN_MAX_SORT: usize = 2048;
 /// Threads of `knn_norms` (`KNN_NORM_THREADS`; a warp per row).
 pub(crate) const KNN_NORM_THREADS: u32 = 256;
-/// Threads of `knn_exact_keys` and `knn_fallback_scatter` (`KNN_EXACT_THREADS`).
+/// Threads of `knn_exact_keys`, `knn_fallback_scatter`, `knn_gather` and
+/// `knn_thresholds` (`KNN_EXACT_THREADS`).
 pub(crate) const KNN_EXACT_THREADS: u32 = 256;
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use orrery_backend_cuda::CudaExecutor;
 use orrery_backend_wgpu::WgpuExecutor;
-use orrery_clusters::gpu::{self, DeviceClusters, DeviceVectors, GpuCentroidStats, GpuExactSearch};
+use orrery_clusters::gpu::{self, DeviceClusters, DeviceVectors, GpuCentroidStats, GpuExactSearch, Strategy};
 use orrery_clusters::synth::{SynthParams, gaussian_clusters, gaussian_queries};
 use orrery_clusters::{CentroidParams, CentroidStats, Clusters, Metric, NO_ROW, Vectors, centroid_stats, exact_search};
 use orrery_core::{Error, GpuExecutor};
@@ -325,14 +325,19 @@ fn check_search<E: GpuExecutor>(
     q: &Vectors<'_>,
     k: usize,
     metric: Metric,
-) -> usize {
+) -> [usize; 2] {
     let cpu = exact_search(db, q, k, metric).unwrap();
     let d = DeviceVectors::upload(exec, db).unwrap();
     let dq = DeviceVectors::upload(exec, q).unwrap();
-    let mut s = GpuExactSearch::new(exec, &d).unwrap();
-    let got = s.search(exec, &d, &dq, k, metric).unwrap_or_else(|e| panic!("{label}: {e}"));
-    assert_same(label, &got, &cpu);
-    s.fallback_queries()
+    let mut flagged = [0; 2];
+    for (i, strategy) in [Strategy::Threshold, Strategy::Lists].into_iter().enumerate() {
+        let mut s = GpuExactSearch::new(exec, &d).unwrap().with_strategy(strategy);
+        let label = format!("{label} ({strategy:?})");
+        let got = s.search(exec, &d, &dq, k, metric).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_same(&label, &got, &cpu);
+        flagged[i] = s.fallback_queries();
+    }
+    flagged
 }
 
 /// Synthetic clusters (float4 dims 12 and 128, scalar dim 13), many database splits,
@@ -351,23 +356,28 @@ pub fn exact_search_equals_the_cpu<E: GpuExecutor>(exec: &E) {
             for metric in [Metric::L2, Metric::InnerProduct] {
                 let label = format!("dim {dim}, {} rows, {nq} queries, k {k}, {metric:?}", db.len());
                 let flagged = check_search(exec, &label, &db, &q, k, metric);
-                assert_eq!(flagged, 0, "{label}: continuous data should need no exact path");
+                assert_eq!(flagged, [0, 0], "{label}: continuous data should need no exact path");
             }
         }
     }
 }
 
-/// More queries than one batch (8,192), a database smaller than `k`, a one-row database,
-/// no queries at all.
+/// More queries than one batch (8,192) over databases above and below the candidate cap,
+/// a database smaller than `k`, a one-row database, no queries at all.
 pub fn batches_small_databases_and_no_queries<E: GpuExecutor>(exec: &E) {
     if !is_cuda(exec) {
         return;
     }
-    let data = synth_with(6, 8, 80.0, 0.5, 40);
+    // More rows than the candidate cap (4,096): the threshold path samples, per batch.
+    let data = synth_with(12, 8, 500.0, 0.5, 40);
     let db = data.vectors().unwrap();
+    assert!(db.len() > gpu::knn::CANDIDATE_CAP, "{} rows", db.len());
     let qv = gaussian_queries(&data, 8200, 0.5, 6);
     let q = Vectors::new(&qv, 8).unwrap();
     check_search(exec, "8200 queries", &db, &q, 7, Metric::L2);
+    // Fewer rows than the cap: no sample, every row a candidate.
+    let small = Vectors::new(&data.vectors[..300 * 8], 8).unwrap();
+    check_search(exec, "8200 queries, 300 rows", &small, &q, 7, Metric::InnerProduct);
     let tiny = Vectors::new(&data.vectors[..5 * 8], 8).unwrap();
     let few = Vectors::new(&qv[..3 * 8], 8).unwrap();
     for metric in [Metric::L2, Metric::InnerProduct] {
@@ -405,17 +415,20 @@ pub fn ties_break_on_ascending_row_and_massive_ties_take_the_exact_path<E: GpuEx
             check_search(exec, &format!("lattice k {k} {metric:?}"), &db, &q, k, metric);
         }
     }
-    // 5,000 copies of one row among 3,000 distinct ones: the 10 nearest are copies.
-    let mut w = Vec::new();
-    for i in 0..8000u32 {
-        let x = if i % 8 < 5 { 1.0f32 } else { (i % 97) as f32 * 0.25 + 3.0 };
-        w.extend([x, 2.0, -1.0]);
-    }
-    let db = Vectors::new(&w, 3).unwrap();
-    let q = Vectors::new(&[1.0f32, 2.0, -1.0, 1.1, 2.0, -1.0], 3).unwrap();
-    for metric in [Metric::L2, Metric::InnerProduct] {
+    // 5,000 copies of one row among 3,000 distinct ones, the copies nearest to both queries
+    // (L2: copies of the first query; inner product: copies of the row of largest x): more
+    // exact ties than any split list (Lists) or the candidate cap (Threshold) holds, so
+    // both strategies must take the exact path.
+    for (metric, copy_x) in [(Metric::L2, 1.0f32), (Metric::InnerProduct, 30.0)] {
+        let mut w = Vec::new();
+        for i in 0..8000u32 {
+            let x = if i % 8 < 5 { copy_x } else { (i % 97) as f32 * 0.25 + 3.0 };
+            w.extend([x, 2.0, -1.0]);
+        }
+        let db = Vectors::new(&w, 3).unwrap();
+        let q = Vectors::new(&[1.0f32, 2.0, -1.0, 1.1, 2.0, -1.0], 3).unwrap();
         let flagged = check_search(exec, &format!("duplicates {metric:?}"), &db, &q, 10, metric);
-        assert!(flagged > 0, "duplicates {metric:?}: the exact path should have run");
+        assert!(flagged.iter().all(|&f| f > 0), "duplicates {metric:?}: the exact path should have run: {flagged:?}");
     }
 }
 
