@@ -45,13 +45,20 @@
 pub mod centroid;
 mod device;
 pub mod knn;
+pub mod pairwise;
+mod plan;
 mod sources;
+mod statistics;
+pub mod substructure;
 
 pub use centroid::{GpuCentroidStats, centroid_stats};
 pub use device::{DeviceClusters, DeviceVectors};
 pub use knn::{GpuExactSearch, PendingSearch, exact_search};
+pub use pairwise::{GpuDiversityStats, GpuPotentialStats, GpuScaleStats};
+pub use statistics::cluster_statistics;
+pub use substructure::GpuSubstructureStats;
 #[cfg(feature = "cuda")]
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
 pub use orrery_backend_wgpu::WgpuExecutor;
-pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN};
+pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN, PAIRWISE, SUBSTRUCTURE};
