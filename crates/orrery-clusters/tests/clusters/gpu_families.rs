@@ -45,9 +45,7 @@ use orrery_clusters::gpu::{
 };
 use orrery_clusters::scale::ScaleStats;
 use orrery_clusters::synth::{SynthParams, gaussian_clusters};
-use orrery_clusters::{
-    CentroidParams, ClusterStatistics, Clusters, cluster_statistics, potential::potential_stats,
-};
+use orrery_clusters::{CentroidParams, ClusterStatistics, Clusters, cluster_statistics, potential::potential_stats};
 use orrery_core::{Error, GpuExecutor};
 
 use crate::common::{dist, members, pair_distances, sq, synth, two_means_ref};
@@ -283,7 +281,8 @@ fn compare(label: &str, clusters: &Clusters<'_>, g: &ClusterStatistics) -> usize
 }
 
 fn gpu_all<E: GpuExecutor>(exec: &E, clusters: &Clusters<'_>) -> ClusterStatistics {
-    gpu::cluster_statistics(exec, clusters, &CentroidParams::default()).unwrap_or_else(|e| panic!("{}: {e}", exec.name()))
+    gpu::cluster_statistics(exec, clusters, &CentroidParams::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", exec.name()))
 }
 
 fn concat(parts: &[&orrery_clusters::synth::SynthData]) -> (Vec<f32>, Vec<u32>) {
@@ -303,7 +302,9 @@ fn concat(parts: &[&orrery_clusters::synth::SynthData]) -> (Vec<f32>, Vec<u32>) 
 /// shared-memory stage (3, 7), of several stages (16, 40) and 130: every family.
 pub fn families_match_the_cpu<E: GpuExecutor>(exec: &E) {
     let mut ties = 0;
-    for (clusters, dim, median, seed) in [(30usize, 3usize, 30.0, 1u64), (20, 7, 60.0, 2), (16, 16, 80.0, 3), (8, 40, 50.0, 4), (5, 130, 40.0, 5)] {
+    for (clusters, dim, median, seed) in
+        [(30usize, 3usize, 30.0, 1u64), (20, 7, 60.0, 2), (16, 16, 80.0, 3), (8, 40, 50.0, 4), (5, 130, 40.0, 5)]
+    {
         let data = synth(clusters, dim, median, seed);
         let c = data.clusters().unwrap();
         ties += compare(&format!("{} dim {dim}", exec.name()), &c, &gpu_all(exec, &c));
@@ -315,17 +316,15 @@ pub fn families_match_the_cpu<E: GpuExecutor>(exec: &E) {
 /// silhouette row tiles that each walk 66 column tiles) beside clusters of 1 to 3 members
 /// and a 700-member one: "no sampling, no caps" on both sides of the item grouping.
 pub fn large_and_tiny_clusters_match_the_cpu<E: GpuExecutor>(exec: &E) {
-    let big = gaussian_clusters(&SynthParams {
-        median_size: 4200.0,
-        size_sigma: 0.0,
-        seed: 7,
-        ..SynthParams::new(1, 3)
-    })
-    .unwrap();
-    let small = gaussian_clusters(&SynthParams { median_size: 2.0, size_sigma: 0.5, seed: 8, ..SynthParams::new(30, 3) })
-        .unwrap();
-    let mid = gaussian_clusters(&SynthParams { median_size: 700.0, size_sigma: 0.0, seed: 9, ..SynthParams::new(1, 3) })
-        .unwrap();
+    let big =
+        gaussian_clusters(&SynthParams { median_size: 4200.0, size_sigma: 0.0, seed: 7, ..SynthParams::new(1, 3) })
+            .unwrap();
+    let small =
+        gaussian_clusters(&SynthParams { median_size: 2.0, size_sigma: 0.5, seed: 8, ..SynthParams::new(30, 3) })
+            .unwrap();
+    let mid =
+        gaussian_clusters(&SynthParams { median_size: 700.0, size_sigma: 0.0, seed: 9, ..SynthParams::new(1, 3) })
+            .unwrap();
     let (v, offsets) = concat(&[&big, &small, &mid]);
     assert!(offsets[1] - offsets[0] == 4200);
     let c = Clusters::new(&v, 3, &offsets).unwrap();
