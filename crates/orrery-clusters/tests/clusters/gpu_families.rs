@@ -155,6 +155,7 @@ fn entropy_of(h: &[u64], total: u64) -> (f64, f64) {
 
 /// Every family of `g` (the GPU's) against the CPU's; returns the clusters whose labels were
 /// allowed to differ (near ties).
+#[allow(clippy::too_many_lines)] // one block per family, in the module docs' order
 fn compare(label: &str, clusters: &Clusters<'_>, g: &ClusterStatistics) -> usize {
     let p = CentroidParams::default();
     let cpu = cluster_statistics(clusters, &p).unwrap();
