@@ -19,7 +19,7 @@
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
 //! - [`sim`]: the leapfrog's kicks and drifts of `orrery-sim`.
-//! - [`clusters`]: the centroid family and exact k-NN of `orrery-clusters`.
+//! - [`clusters`]: the statistics families and exact k-NN of `orrery-clusters`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -291,7 +291,9 @@ pub mod sim {
 pub mod clusters {
     //! `kernels/clusters`: the GPU statistics and search of `orrery-clusters` (the WGSL twin
     //! of the centroid family is `orrery_shaders::clusters`; exact k-NN is CUDA only).
-    //! `centroid.cu` follows `common.cuh` ([`unit::CENTROID`]); `knn.cu` is self-contained.
+    //! `centroid.cu` follows `common.cuh` ([`unit::CENTROID`]); `substructure.cu` and
+    //! `pairwise.cu` follow `common.cuh` and `pairs.cuh` ([`unit::SUBSTRUCTURE`],
+    //! [`unit::PAIRWISE`]); `knn.cu` is self-contained.
 
     files! { "clusters";
         /// Shared prelude of the centroid family: launch constants, the statistics buffer's
@@ -302,6 +304,15 @@ pub mod clusters {
         /// Exact k-NN: norms, the tiled f32 screen with per-query top lists, the exact f64
         /// refinement, and the exact path for flagged queries.
         KNN = "knn.cu";
+        /// Shared prelude of the sub-structure and pairwise modules: launch constants, the
+        /// 64 x 64 distance tile, the pairwise item decode, f32 moments with a float count.
+        PAIRS_CUH = "pairs.cuh";
+        /// The sub-structure family: two-means (seed, assign, sums, update, finish) and the
+        /// silhouette's row-tile pass (f32).
+        SUBSTRUCTURE = "substructure.cu";
+        /// The scale, Gaussian-potential and diversity families: the tiled pairwise passes
+        /// and their per-cluster merges (f32).
+        PAIRWISE = "pairwise.cu";
     }
 
     /// The translation units: `common.cuh`, then the file, after a `#line` directive.
@@ -311,6 +322,22 @@ pub mod clusters {
             include_str!("../clusters/common.cuh"),
             "\n#line 1 \"kernels/clusters/centroid.cu\"\n",
             include_str!("../clusters/centroid.cu")
+        );
+        /// `common.cuh`, `pairs.cuh`, `substructure.cu`.
+        pub const SUBSTRUCTURE: &str = concat!(
+            include_str!("../clusters/common.cuh"),
+            "\n#line 1 \"kernels/clusters/pairs.cuh\"\n",
+            include_str!("../clusters/pairs.cuh"),
+            "\n#line 1 \"kernels/clusters/substructure.cu\"\n",
+            include_str!("../clusters/substructure.cu")
+        );
+        /// `common.cuh`, `pairs.cuh`, `pairwise.cu`.
+        pub const PAIRWISE: &str = concat!(
+            include_str!("../clusters/common.cuh"),
+            "\n#line 1 \"kernels/clusters/pairs.cuh\"\n",
+            include_str!("../clusters/pairs.cuh"),
+            "\n#line 1 \"kernels/clusters/pairwise.cu\"\n",
+            include_str!("../clusters/pairwise.cu")
         );
     }
 }

@@ -17,7 +17,7 @@
 //! - [`tree_view`]: the GPU TreeView of `orrery-tree-build`.
 //! - [`traverse`]: direct summation, multipoles and walks of `orrery-traverse`.
 //! - [`sim`]: the leapfrog's kicks and drifts of `orrery-sim`.
-//! - [`clusters`]: the centroid family of `orrery-clusters`.
+//! - [`clusters`]: the statistics families of `orrery-clusters`.
 //!
 //! Adding a file is one line in its folder's list below.
 
@@ -177,12 +177,16 @@ pub mod sim {
 
 pub mod clusters {
     //! `shaders/clusters`: the GPU statistics of `orrery-clusters` (the CUDA twins are in
-    //! `orrery_kernels::clusters`); `centroid.wgsl` `//#include`s `core/common`. Exact k-NN
+    //! `orrery_kernels::clusters`); `centroid.wgsl`, `substructure.wgsl` and `pairwise.wgsl` `//#include` `core/common`. Exact k-NN
     //! has no WGSL twin (its rescoring is f64).
 
     files! { "clusters";
         /// The centroid family's three passes and their merges (f32).
         CENTROID = "centroid.wgsl";
+        /// The sub-structure family: two-means and the silhouette's row-tile pass (f32).
+        SUBSTRUCTURE = "substructure.wgsl";
+        /// The scale, Gaussian-potential and diversity families' tiled pairwise passes (f32).
+        PAIRWISE = "pairwise.wgsl";
     }
 }
 

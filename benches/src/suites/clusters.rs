@@ -13,6 +13,9 @@
 //!   queries (near random cluster centres, spread 0.1) over 1,000 clusters of 1,000 rows
 //!   in 128 dimensions, k = 10. The goal is at least 2x torch (89-99 ms there).
 //!
+//! - `two-means ...` and `silhouette ...`: the sub-structure family's two passes
+//!   ([`super::clusters_families`]).
+//!
 //! `--quick`: `centroid 1K x 256`, `centroid 10K x 256`, `knn L2 256q 64K x 128 k10`.
 //!
 //! # What is timed
@@ -192,6 +195,7 @@ pub fn run_cpu(exec: &CpuExecutor, cfg: &Config) -> Result<Vec<Record>> {
             String::new(),
         ));
     }
+    records.extend(super::clusters_families::run_cpu(exec, cfg)?);
     Ok(records)
 }
 
@@ -254,6 +258,7 @@ pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
         let info = format!("{} clusters, 9 launches", w.clusters());
         records.push(record(exec.name(), w.name(), w.members, w.bytes(), stats, info));
     }
+    records.extend(super::clusters_families::run_gpu(exec, cfg)?);
     if exec.kind() != ExecutorKind::Cuda {
         eprintln!("{}: exact k-NN runs on CUDA only (f64 rescoring); not timed", exec.name());
         return Ok(records);

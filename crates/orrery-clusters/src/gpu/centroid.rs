@@ -326,6 +326,17 @@ impl<E: GpuExecutor> GpuCentroidStats<E> {
         &self.member_distance
     }
 
+    /// The per-cluster statistics on the device (`CL_FIELDS * clusters` f32, field-major:
+    /// the inertia and the largest member distance are read by the other families).
+    pub(crate) fn stats_buffer(&self) -> &E::Buffer<f32> {
+        &self.stats
+    }
+
+    /// The layout this engine was made for: the offsets and the dimension.
+    pub(crate) fn layout(&self) -> (&[u32], usize) {
+        (&self.offsets, self.dim)
+    }
+
     /// Waits for the last run and downloads its results as [`CentroidStats`] (f32 values
     /// widened to f64).
     ///

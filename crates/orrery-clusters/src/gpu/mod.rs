@@ -1,4 +1,4 @@
-//! The centroid family and exact k-NN on GPUs: one orchestration for every
+//! The five statistics families and exact k-NN on GPUs: one orchestration for every
 //! [`GpuExecutor`] (CUDA and wgpu), checked against the CPU reference of this crate, which
 //! stays the oracle.
 //!
@@ -12,6 +12,27 @@
 //!   CPU's order ([`Strategy`]; the first design, per-split top lists, stays as the
 //!   baseline). wgpu: [`orrery_core::Error::Unsupported`] (WGSL has no f64 for the
 //!   rescoring).
+//! - [`substructure`]: two-means (seeds at the first and last member, exactly three Lloyd
+//!   iterations) and the silhouette's row-tile pass, on CUDA and wgpu (f32, compensated
+//!   sums; labels equal the CPU's away from f32 near-ties).
+//! - [`pairwise`]: sigma from a 256-bin histogram of all pair distances, the
+//!   Gaussian-potential family at that sigma, and the diversity family's two tiled passes,
+//!   on CUDA and wgpu (f32; histograms may differ from the CPU's by pairs within rounding
+//!   of a bin edge, sigma by up to one bin width).
+//! - [`cluster_statistics`]: all five families in one call.
+//!
+//! | family | CUDA | wgpu | precision against the CPU |
+//! |---|---|---|---|
+//! | centroid | yes | yes | relative 1e-4 with absolute floors |
+//! | sub-structure | yes | yes | labels equal away from near-ties; relative 1e-4 |
+//! | scale | yes | yes | histogram up to pairs at an edge; sigma within one bin width |
+//! | potential | yes | yes | relative 1e-4 at the GPU's sigma |
+//! | diversity | yes | yes | moments relative 1e-4; histogram up to pairs at an edge |
+//! | exact k-NN | yes | `Unsupported` (f64) | rows and f64 scores bit for bit |
+//!
+//! On wgpu a pairwise pass refuses a cluster of more than 4,194,240 members
+//! ([`orrery_core::Error::TooManyPoints`]: WGSL tile-pair indices are `u32`); CUDA takes
+//! any size.
 //!
 //! ```no_run
 //! # fn demo<E: orrery_core::GpuExecutor>(exec: &E) -> orrery_core::Result<()> {
@@ -38,6 +59,8 @@
 //! |---|---|---|---|
 //! | `clusters/centroid` | `kernels/clusters/centroid.cu` (after `common.cuh`) | `shaders/clusters/centroid.wgsl` | [`centroid`] |
 //! | `clusters/knn` | `kernels/clusters/knn.cu` | none (f64 rescoring) | [`knn`] |
+//! | `clusters/substructure` | `kernels/clusters/substructure.cu` (after `common.cuh`, `pairs.cuh`) | `shaders/clusters/substructure.wgsl` | [`substructure`] |
+//! | `clusters/pairwise` | `kernels/clusters/pairwise.cu` (after `common.cuh`, `pairs.cuh`) | `shaders/clusters/pairwise.wgsl` | [`pairwise`] |
 //!
 //! Entry points have the same name and arguments in both languages (buffers first, then
 //! scalars; see [`orrery_core::gpu`]), declared once with [`orrery_core::kernels!`] and
@@ -47,7 +70,11 @@
 pub mod centroid;
 mod device;
 pub mod knn;
+pub mod pairwise;
+mod plan;
 mod sources;
+mod statistics;
+pub mod substructure;
 
 pub use centroid::{GpuCentroidStats, centroid_stats};
 pub use device::{DeviceClusters, DeviceVectors};
@@ -56,4 +83,7 @@ pub use knn::{GpuExactSearch, PendingSearch, Strategy, exact_search};
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
 pub use orrery_backend_wgpu::WgpuExecutor;
-pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN};
+pub use pairwise::{GpuDiversityStats, GpuPotentialStats, GpuScaleStats};
+pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN, PAIRWISE, SUBSTRUCTURE};
+pub use statistics::cluster_statistics;
+pub use substructure::GpuSubstructureStats;

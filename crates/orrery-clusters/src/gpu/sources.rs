@@ -14,9 +14,26 @@ pub const CENTROID: KernelSource = KernelSource::new(
 /// Exact k-NN: `kernels/clusters/knn.cu` (CUDA only: no WGSL text).
 pub const KNN: KernelSource = KernelSource::new("clusters/knn", orrery_kernels::clusters::KNN, "");
 
+/// The sub-structure family (two-means and the silhouette): `kernels/clusters/common.cuh` +
+/// `pairs.cuh` + `substructure.cu`, and `shaders/clusters/substructure.wgsl`.
+pub const SUBSTRUCTURE: KernelSource = KernelSource::new(
+    "clusters/substructure",
+    orrery_kernels::clusters::unit::SUBSTRUCTURE,
+    orrery_shaders::clusters::SUBSTRUCTURE,
+);
+
+/// The scale, Gaussian-potential and diversity families (the tiled pairwise passes):
+/// `kernels/clusters/common.cuh` + `pairs.cuh` + `pairwise.cu`, and
+/// `shaders/clusters/pairwise.wgsl`.
+pub const PAIRWISE: KernelSource = KernelSource::new(
+    "clusters/pairwise",
+    orrery_kernels::clusters::unit::PAIRWISE,
+    orrery_shaders::clusters::PAIRWISE,
+);
+
 /// Every module this crate launches (for ahead-of-time compile checks: `cargo xtask
 /// kernels` compiles each with NVRTC and validates the WGSL).
-pub const KERNEL_MODULES: [KernelSource; 2] = [CENTROID, KNN];
+pub const KERNEL_MODULES: [KernelSource; 4] = [CENTROID, KNN, SUBSTRUCTURE, PAIRWISE];
 
 /// The entry points of the centroid module (both languages).
 pub const CENTROID_ENTRIES: [&str; 9] = [
@@ -44,9 +61,30 @@ pub const KNN_ENTRIES: [&str; 9] = [
     "knn_fallback_scatter",
 ];
 
+/// The entry points of the sub-structure module (both languages).
+pub const SUBSTRUCTURE_ENTRIES: [&str; 7] =
+    ["tm_seed", "tm_assign", "tm_chunk_sums", "tm_update", "tm_finish", "sil_rows", "sil_merge"];
+
+/// The entry points of the pairwise module (both languages).
+pub const PAIRWISE_ENTRIES: [&str; 9] = [
+    "sc_hist",
+    "sc_sigma",
+    "pot_nearest",
+    "pot_entangle",
+    "pot_finish",
+    "div_moments",
+    "div_merge",
+    "div_hist",
+    "div_entropy",
+];
+
 /// Every entry point of [`KERNEL_MODULES`], by module name.
-pub const KERNEL_ENTRIES: [(&str, &[&str]); 2] =
-    [("clusters/centroid", &CENTROID_ENTRIES), ("clusters/knn", &KNN_ENTRIES)];
+pub const KERNEL_ENTRIES: [(&str, &[&str]); 4] = [
+    ("clusters/centroid", &CENTROID_ENTRIES),
+    ("clusters/knn", &KNN_ENTRIES),
+    ("clusters/substructure", &SUBSTRUCTURE_ENTRIES),
+    ("clusters/pairwise", &PAIRWISE_ENTRIES),
+];
 
 // ---- the centroid module's constants (common.cuh, centroid.wgsl) ------------------------
 
@@ -106,6 +144,36 @@ pub(crate) mod field {
         "GLOBAL_TERM",
     ];
 }
+
+// ---- the sub-structure and pairwise modules' constants (pairs.cuh, *.wgsl) ----------------
+
+/// Rows per tile of the pairwise passes (`PT_TILE`): the CPU's [`crate::grid::PAIR_TILE`].
+pub(crate) const PT_TILE: u32 = 64;
+/// Threads of every pairwise-item kernel, `sil_rows`, `pot_nearest`, `pot_finish` and the
+/// per-cluster-thread kernels (`PT_THREADS`).
+pub(crate) const PT_THREADS: u32 = 256;
+/// Most pairwise items of one cluster (`PT_MAX_ITEMS`; the CPU's
+/// [`crate::grid::MAX_TILE_ITEMS`]).
+pub(crate) const PT_MAX_ITEMS: u64 = 4096;
+/// Threads of `sil_merge` and `div_merge` (`PT_MERGE_THREADS`).
+pub(crate) const PT_MERGE_THREADS: u32 = 128;
+/// Rows per chunk of the two-means passes (`TM_CHUNK_ROWS`).
+pub(crate) const TM_CHUNK_ROWS: u32 = 128;
+/// Threads of the two-means kernels (`TM_THREADS`; also the column slab).
+pub(crate) const TM_THREADS: u32 = 256;
+/// Bins of sigma's histogram (`SIGMA_BINS`).
+pub(crate) const SIGMA_BINS: usize = crate::scale::SIGMA_BINS;
+/// Bins of the diversity histogram (`DIV_BINS`).
+pub(crate) const DIV_BINS: usize = crate::diversity::DIVERSITY_BINS;
+/// Fields of the sub-structure statistics buffer (`SUB_FIELDS`), in order.
+pub(crate) const SUB_NAMES: [&str; 5] = ["SPLIT_INERTIA", "INERTIA_RATIO", "SILHOUETTE", "BALANCE", "SEPARATION"];
+/// Fields of the scale statistics buffer (`SC_FIELDS`), in order.
+pub(crate) const SC_NAMES: [&str; 2] = ["SIGMA", "WIDTH"];
+/// Fields of the potential statistics buffer (`POT_FIELDS`), in order.
+pub(crate) const POT_NAMES: [&str; 5] = ["DEPTH", "CURVATURE", "ESCAPE", "ENTANGLEMENT", "NEAREST_DISTANCE"];
+/// Fields of the diversity statistics buffer (`DIV_FIELDS`), in order.
+pub(crate) const DIV_NAMES: [&str; 10] =
+    ["MEAN", "STD", "SKEW", "CV", "MIN", "MAX", "ENTROPY", "PERPLEXITY", "LO", "WIDTH"];
 
 // ---- the k-NN module's constants (knn.cu) -----------------------------------------------
 
@@ -179,6 +247,49 @@ mod tests {
             assert!(knn.contains(&format!("#define {name} {v}u")), "{name}");
         }
         assert_eq!(KNN_MAX_KP, (crate::MAX_K + KNN_MARGIN).next_multiple_of(8));
+    }
+
+    /// The sub-structure and pairwise modules' constants and field layouts in both languages.
+    #[test]
+    fn family_constants_match_the_sources() {
+        let cuda = [SUBSTRUCTURE.cuda, PAIRWISE.cuda];
+        let wgsl = [SUBSTRUCTURE.wgsl, PAIRWISE.wgsl];
+        for (name, v) in [
+            ("PT_TILE", u64::from(PT_TILE)),
+            ("PT_THREADS", u64::from(PT_THREADS)),
+            ("PT_MAX_ITEMS", PT_MAX_ITEMS),
+            ("PT_MERGE_THREADS", u64::from(PT_MERGE_THREADS)),
+            ("TM_CHUNK_ROWS", u64::from(TM_CHUNK_ROWS)),
+            ("TM_THREADS", u64::from(TM_THREADS)),
+            ("SIGMA_BINS", SIGMA_BINS as u64),
+            ("DIV_BINS", DIV_BINS as u64),
+        ] {
+            for text in cuda {
+                assert!(text.contains(&format!("#define {name} {v}u")), "CUDA {name}");
+            }
+            for text in wgsl {
+                assert!(text.contains(&format!("const {name}: u32 = {v}u;")), "WGSL {name}");
+            }
+        }
+        for (text, w, prefix, names) in [
+            (SUBSTRUCTURE.cuda, SUBSTRUCTURE.wgsl, "SUB", &SUB_NAMES[..]),
+            (PAIRWISE.cuda, PAIRWISE.wgsl, "SC", &SC_NAMES[..]),
+            (PAIRWISE.cuda, PAIRWISE.wgsl, "POT", &POT_NAMES[..]),
+            (PAIRWISE.cuda, PAIRWISE.wgsl, "DIV", &DIV_NAMES[..]),
+        ] {
+            for (i, name) in names.iter().enumerate() {
+                assert!(text.contains(&format!("#define {prefix}_F_{name} {i}u")), "CUDA {prefix}_F_{name}");
+                assert!(w.contains(&format!("const {prefix}_F_{name}: u32 = {i}u;")), "WGSL {prefix}_F_{name}");
+            }
+            assert!(text.contains(&format!("#define {prefix}_FIELDS {}u", names.len())), "{prefix}_FIELDS");
+            assert!(w.contains(&format!("const {prefix}_FIELDS: u32 = {}u;", names.len())), "{prefix}_FIELDS");
+        }
+        for (module, entries) in [(SUBSTRUCTURE, &SUBSTRUCTURE_ENTRIES[..]), (PAIRWISE, &PAIRWISE_ENTRIES[..])] {
+            for entry in entries {
+                assert!(orrery_core::gpu::cuda_params(module.cuda, entry).is_some(), "CUDA lacks {entry}");
+                assert!(module.wgsl.contains(&format!("fn {entry}(")), "WGSL lacks {entry}");
+            }
+        }
     }
 
     /// Every entry point the host launches exists in CUDA, the centroid family's in WGSL

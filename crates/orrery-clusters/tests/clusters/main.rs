@@ -19,6 +19,7 @@ mod diversity;
 mod edge_cases;
 mod errors;
 mod gpu;
+mod gpu_families;
 mod grid;
 mod potential;
 mod scale;
