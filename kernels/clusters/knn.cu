@@ -551,25 +551,40 @@ extern "C" __global__ void __launch_bounds__(KNN_EXACT_THREADS) knn_thresholds(
 
 // The filter's selection: every (query, row) with approximate key <= the query's
 // threshold is appended to the query's candidate list (a global counter per query; rows
-// past `cap` are counted, not stored, and make knn_rescore flag the query).
+// past `cap` are counted, not stored, and make knn_rescore flag the query). The thresholds
+// sit in shared memory (a broadcast load per score row and tile), not in registers: the
+// GEMM's 64 accumulators, 16 prefetch and 16 operand registers leave no room for 8 more
+// under the 128-register cap of 2 blocks per SM (with them in registers ptxas spilled
+// 344 bytes per thread and the filter ran at 42% of the FP32 rate).
 struct KnnFilterSelect {
-    float thr[8];
+    const float* sthr;
     u32* count;
     u32* cand;
-    u32 cap, q0, nq, tx, ty;
+    u32 cap, q0, tx, ty;
 
     __device__ __forceinline__ void tile(const float (&acc)[8][8], const float (&nxr)[8], u32 row0, u32 r_end,
                                          u32 metric) {
+        // The compares, unrolled, into one bit per score; the rare hits after, in a loop
+        // that is not unrolled (one copy of the append code: unrolled 64 times it cost
+        // ptxas the registers of the accumulators).
+        u64 hits = 0u;
 #pragma unroll
         for (u32 i = 0; i < 8u; ++i) {
+            const float t = sthr[knn_lq(ty, i)];  // -inf past the batch's queries
 #pragma unroll
             for (u32 j = 0; j < 8u; ++j) {
-                const u32 r = row0 + knn_col(tx, j);
-                if (knn_approx_key(acc[i][j], nxr[j], metric) <= thr[i] && r < r_end) {
-                    const u32 q = q0 + knn_lq(ty, i);  // thr is -inf for q >= nq
-                    const u32 p = atomicAdd(count + q, 1u);
-                    if (p < cap) cand[(u64)q * cap + p] = r;
-                }
+                if (knn_approx_key(acc[i][j], nxr[j], metric) <= t) hits |= 1ull << (i * 8u + j);
+            }
+        }
+#pragma unroll 1
+        while (hits != 0u) {
+            const u32 b = (u32)(__ffsll((long long)hits) - 1);
+            hits &= hits - 1u;
+            const u32 r = row0 + knn_col(tx, b & 7u);
+            if (r < r_end) {
+                const u32 q = q0 + knn_lq(ty, b >> 3);
+                const u32 p = atomicAdd(count + q, 1u);
+                if (p < cap) cand[(u64)q * cap + p] = r;
             }
         }
     }
@@ -580,26 +595,17 @@ extern "C" __global__ void __launch_bounds__(KNN_THREADS, 2) knn_filter(
     const float* __restrict__ thr, u32* __restrict__ count, u32* __restrict__ cand, u32 n, u32 nq, u32 q_first,
     u32 dim, u32 splits, u32 split_rows, u32 cap, u32 metric) {
     __shared__ __align__(16) float knn_fs[4u * KNN_KC * KNN_AS];
+    __shared__ float knn_fthr[KNN_TILE];
     const u32 qtiles = (nq + KNN_TILE - 1u) / KNN_TILE;
     const u32 qt = blockIdx.x % qtiles, s = blockIdx.x / qtiles;
     if (s >= splits) return;
     const u32 q0 = qt * KNN_TILE;
     const u32 r_begin = s * split_rows;
     const u32 r_end = min(r_begin + split_rows, n);
-    const u32 tid = threadIdx.x, tx = tid & 15u, ty = tid >> 4;
-    KnnFilterSelect sel;
-#pragma unroll
-    for (u32 i = 0; i < 8u; ++i) {
-        const u32 q = q0 + knn_lq(ty, i);
-        sel.thr[i] = q < nq ? thr[q] : -knn_inf();
-    }
-    sel.count = count;
-    sel.cand = cand;
-    sel.cap = cap;
-    sel.q0 = q0;
-    sel.nq = nq;
-    sel.tx = tx;
-    sel.ty = ty;
+    const u32 tid = threadIdx.x;
+    for (u32 i = tid; i < KNN_TILE; i += KNN_THREADS) knn_fthr[i] = q0 + i < nq ? thr[q0 + i] : -knn_inf();
+    // knn_gemm's first barrier orders these stores before every read.
+    KnnFilterSelect sel{knn_fthr, count, cand, cap, q0, tid & 15u, tid >> 4};
     knn_gemm(db, queries + (u64)q_first * dim, norms, knn_fs, knn_fs + 2u * KNN_KC * KNN_AS, dim, q0, nq, r_begin,
              r_end, metric, sel);
 }
