@@ -426,6 +426,10 @@ __device__ __forceinline__ void top_k_impl(const T* __restrict__ keys, const u32
                 thr = prefix;
                 need = remaining;
             }
+            // Every thread has read sh_digit / sh_remaining / sh_full before thread 0 resets
+            // sh_taken below: the compiler may read the four words with one 16-byte load
+            // (racecheck saw that load race with the reset; the value read was unused).
+            __syncthreads();
         }
         // Collect the candidates (unordered; the sort below orders them).
         if (threadIdx.x == 0) sh_taken = 0u;
