@@ -310,14 +310,7 @@ pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
                     )
                 }
             };
-            records.push(record(
-                exec.name(),
-                name,
-                w.queries * w.rows(),
-                (w.rows() * w.dim * 4) as u64,
-                stats,
-                info,
-            ));
+            records.push(record(exec.name(), name, w.queries * w.rows(), (w.rows() * w.dim * 4) as u64, stats, info));
         }
     }
     Ok(records)

@@ -405,27 +405,19 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
                     unreachable!("allocated above");
                 };
                 let screened = Screened { db: database.data(), norms: &self.norms, rows: self.rows, rmax: self.rmax };
-                let scratch = ListScratch { part_key: &mut self.part_key, part_row: &mut self.part_row };
-                lists_pass(exec, screened, queries, k, metric, scratch, out_rows, out_scores, flags)?;
+                let mut scratch = ListScratch { part_key: &mut self.part_key, part_row: &mut self.part_row };
+                lists_pass(exec, &screened, queries, k, metric, &mut scratch, out_rows, out_scores, flags)?;
             }
             Strategy::Threshold => self.threshold_pass(exec, database, queries, k, metric)?,
         }
         Ok(pending)
     }
 
-    /// [`Strategy::Threshold`]: per batch, the sample's exact top `k` (by
-    /// [`Strategy::Lists`]), the thresholds, the filter over every row, the rescoring.
-    fn threshold_pass(
-        &mut self,
-        exec: &E,
-        database: &DeviceVectors<E>,
-        queries: &DeviceVectors<E>,
-        k: usize,
-        metric: Metric,
-    ) -> Result<()> {
-        let (n, dim, nq) = (self.rows, self.dim, queries.len());
-        let stride = sample_stride(n, k);
+    /// The sample of [`Strategy::Threshold`] for `stride` (none for 0), gathered once per
+    /// database and stride.
+    fn prepare_sample(&mut self, exec: &E, database: &DeviceVectors<E>, stride: usize) -> Result<()> {
         if stride > 0 && self.sample.as_ref().is_none_or(|smp| smp.stride != stride) {
+            let (n, dim) = (self.rows, self.dim);
             self.sample = None;
             let rows = n.div_ceil(stride);
             let mut data = exec.alloc::<f32>(rows * dim)?;
@@ -445,6 +437,22 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
             )?;
             self.sample = Some(Sample { stride, rows, data, norms });
         }
+        Ok(())
+    }
+
+    /// [`Strategy::Threshold`]: per batch, the sample's exact top `k` (by
+    /// [`Strategy::Lists`]), the thresholds, the filter over every row, the rescoring.
+    fn threshold_pass(
+        &mut self,
+        exec: &E,
+        database: &DeviceVectors<E>,
+        queries: &DeviceVectors<E>,
+        k: usize,
+        metric: Metric,
+    ) -> Result<()> {
+        let (n, dim, nq) = (self.rows, self.dim, queries.len());
+        let stride = sample_stride(n, k);
+        self.prepare_sample(exec, database, stride)?;
         let batch_max = nq.min(QUERY_BATCH);
         ensure(exec, &mut self.thr, batch_max)?;
         ensure(exec, &mut self.count, batch_max)?;
@@ -460,8 +468,8 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
             // The sample's flags are of no use (any k rows bound the k-th key from above);
             // the rescoring below rewrites every query's flag.
             let screened = Screened { db: &smp.data, norms: &smp.norms, rows: smp.rows, rmax: self.rmax };
-            let scratch = ListScratch { part_key: &mut self.part_key, part_row: &mut self.part_row };
-            lists_pass(exec, screened, queries, k, metric, scratch, s_rows, s_scores, flags)?;
+            let mut scratch = ListScratch { part_key: &mut self.part_key, part_row: &mut self.part_row };
+            lists_pass(exec, &screened, queries, k, metric, &mut scratch, s_rows, s_scores, flags)?;
         }
         let (Some(thr), Some(count), Some(cand), Some(out_rows), Some(out_scores), Some(flags)) = (
             self.thr.as_mut(),
@@ -677,11 +685,11 @@ struct ListScratch<'a, E: GpuExecutor> {
 #[allow(clippy::too_many_arguments)]
 fn lists_pass<E: GpuExecutor>(
     exec: &E,
-    db: Screened<'_, E>,
+    db: &Screened<'_, E>,
     queries: &DeviceVectors<E>,
     k: usize,
     metric: Metric,
-    scratch: ListScratch<'_, E>,
+    scratch: &mut ListScratch<'_, E>,
     out_rows: &mut E::Buffer<u32>,
     out_scores: &mut E::Buffer<f64>,
     flags: &mut E::Buffer<u32>,
