@@ -5,6 +5,7 @@
 
 pub mod balltree;
 pub mod clusters;
+pub mod fmm;
 pub mod gravity;
 pub mod keys;
 pub mod primitives;
