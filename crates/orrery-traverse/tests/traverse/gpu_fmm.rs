@@ -16,7 +16,7 @@
 //!   potential with `G sum_j m_j / r_ij`.
 
 use orrery_core::sfc::Curve;
-use orrery_core::{Error, GpuExecutor, ParticleSet};
+use orrery_core::{Error, Executor, GpuExecutor, ParticleSet};
 use orrery_traverse::fmm::evaluate::{self, FmmPlan};
 use orrery_traverse::fmm::expansions::{Complex, index};
 use orrery_traverse::fmm::isa::Level;

@@ -77,10 +77,10 @@ use std::time::Duration;
 
 use orrery_core::executor::{ViewOf, unsupported};
 use orrery_core::gpu::{GpuExecutor, LaunchConfig};
-use orrery_core::{DeviceBuffer as _, Error, ExecutorKind, ParticlesView, Result, View};
+use orrery_core::{Error, ExecutorKind, ParticlesView, Result, View};
 use orrery_tree_build::view::TreeView;
 
-use self::kernels::{L2P_THREADS, P2P_THREADS, THREADS, fmm_l2l, fmm_l2p, fmm_m2l, fmm_m2m, fmm_p2m, fmm_p2p};
+use self::kernels::{L2P_THREADS, P2P_THREADS, SLOTS, THREADS, fmm_l2l, fmm_l2p, fmm_m2l, fmm_m2m, fmm_p2m, fmm_p2p};
 use crate::bodies::Forces;
 use crate::fmm::evaluate::{Fmm, FmmPlan};
 use crate::fmm::expansions::{Complex, num_coefficients};
@@ -152,8 +152,14 @@ impl<E: GpuExecutor> GpuFmm<E> {
                 reason: format!("the plan is for order {}, the settings ask for {}", plan.tables.p(), order.get()),
             });
         }
-        let plan = DeviceFmmPlan::new(exec, view, plan)?;
         let nc = order.coefficients();
+        if nc > (THREADS * SLOTS) as usize {
+            return Err(Error::InvalidArgument {
+                what: "expansion order",
+                reason: format!("p = {}: {nc} coefficients exceed the kernels' {}", order.get(), THREADS * SLOTS),
+            });
+        }
+        let plan = DeviceFmmPlan::new(exec, view, plan)?;
         let nodes = plan.nodes();
         Ok(Self {
             fmm: *fmm,
