@@ -25,11 +25,11 @@
 //! built and uploaded once per tree); wgpu has no f64 expansion passes
 //! (`Error::Unsupported`), so it runs the near field (P2P) alone.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use orrery_core::{ParticleSet, Result};
 use orrery_traverse::direct::{Targets, direct_sum_f64, evenly_spaced_targets};
-use orrery_traverse::fmm::{Fmm, FmmSolver, FmmStats, FmmTree, Rotations};
+use orrery_traverse::fmm::{Fmm, FmmSolver, FmmStats, FmmTree};
 use orrery_traverse::solver::BarnesHut;
 use orrery_traverse::{Forces, Gravity, Opening, acceleration_errors, gather_targets, ic, potential_errors};
 
@@ -106,10 +106,8 @@ fn solver(p: u32, tree: FmmTree) -> FmmSolver<f32> {
 
 /// The rows' trees: adaptive at each order, dense at one.
 fn settings(n: usize) -> Vec<(String, FmmSolver<f32>)> {
-    let mut out: Vec<(String, FmmSolver<f32>)> = ORDERS
-        .iter()
-        .map(|&p| (format!("adaptive p {p}"), solver(p, FmmTree::LeafCount { bucket: BUCKET })))
-        .collect();
+    let mut out: Vec<(String, FmmSolver<f32>)> =
+        ORDERS.iter().map(|&p| (format!("adaptive p {p}"), solver(p, FmmTree::LeafCount { bucket: BUCKET }))).collect();
     let depth = dense_depth(n);
     out.push((format!("dense depth {depth} p {DENSE_ORDER}"), solver(DENSE_ORDER, FmmTree::Dense { depth })));
     out
@@ -136,7 +134,13 @@ fn median_ms(samples: &mut [f64]) -> f64 {
 }
 
 /// Barnes-Hut rows (whole evaluation on the CPU) on `w`.
-fn barnes_hut_cpu(cfg: &Config, w: &Workload, targets: &[u32], reference: &Forces<f64>, executor: &str) -> Result<Vec<Record>> {
+fn barnes_hut_cpu(
+    cfg: &Config,
+    w: &Workload,
+    targets: &[u32],
+    reference: &Forces<f64>,
+    executor: &str,
+) -> Result<Vec<Record>> {
     let bodies = to_f32(&w.bodies);
     let view = bodies.view()?;
     let mut records = Vec::new();
@@ -156,7 +160,13 @@ fn barnes_hut_cpu(cfg: &Config, w: &Workload, targets: &[u32], reference: &Force
         let s = last.expect("at least one run");
         let info = errors(&s.forces, targets, reference)?;
         let workload = format!("{} {} barnes-hut theta {theta}", w.name, size_label(w.n()));
-        records.push(record(format!("{executor} barnes-hut quadrupole (whole evaluation)"), workload, w.n(), stats, info));
+        records.push(record(
+            format!("{executor} barnes-hut quadrupole (whole evaluation)"),
+            workload,
+            w.n(),
+            stats,
+            info,
+        ));
     }
     Ok(records)
 }
@@ -215,13 +225,6 @@ pub fn run_cpu(cfg: &Config, executor: &str) -> Result<Vec<Record>> {
     Ok(records)
 }
 
-/// Seconds of `f`, for host phases on the GPU path.
-fn host_secs<R>(f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
-    let start = Instant::now();
-    let r = f()?;
-    Ok((r, start.elapsed()))
-}
-
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub use gpu::run_gpu;
 
@@ -236,13 +239,20 @@ mod gpu {
     use orrery_traverse::solver::BarnesHut;
     use orrery_traverse::{Forces, Opening};
 
-    use super::{BH_THETAS, errors, host_secs, median_ms, record, settings, size_label, sizes, to_f32, workloads};
+    use super::{BH_THETAS, errors, median_ms, record, settings, size_label, sizes, to_f32, workloads};
     use crate::report::Record;
     use crate::stats::{Stats, measure};
     use crate::suites::Config;
 
     /// Bodies whose errors are measured on GPUs.
     const TARGETS: usize = 2048;
+
+    /// `f` and how long it took, for the host phases.
+    fn host_secs<R>(f: impl FnOnce() -> Result<R>) -> Result<(R, std::time::Duration)> {
+        let start = std::time::Instant::now();
+        let r = f()?;
+        Ok((r, start.elapsed()))
+    }
 
     /// The f64 reference at `targets`: on the device where it has f64 direct sums, else
     /// on the host.
@@ -285,7 +295,8 @@ mod gpu {
                     if let Err(Error::Unsupported { .. }) = full {
                         // Near field only (wgpu).
                         let stats = measure(exec, cfg.warmup, cfg.repeats, || fmm.near_field(exec, &d))?;
-                        let info = format!("P2P only (the expansion passes are CUDA's); {} P2P pairs", fmm.plan().p2p_pairs());
+                        let info =
+                            format!("P2P only (the expansion passes are CUDA's); {} P2P pairs", fmm.plan().p2p_pairs());
                         records.push(record(format!("{name} fmm P2P"), workload, n, stats, info));
                         continue;
                     }
@@ -325,7 +336,13 @@ mod gpu {
                     let (forces, _) = gpu.download(exec)?;
                     let workload = format!("{} {} barnes-hut theta {theta}", w.name, size_label(n));
                     let info = errors(&forces, &targets, &reference)?;
-                    records.push(record(format!("{name} barnes-hut group walk (whole step)"), workload, n, stats, info));
+                    records.push(record(
+                        format!("{name} barnes-hut group walk (whole step)"),
+                        workload,
+                        n,
+                        stats,
+                        info,
+                    ));
                 }
             }
         }

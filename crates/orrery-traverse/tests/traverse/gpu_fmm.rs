@@ -84,7 +84,11 @@ fn assert_expansions(gpu: &[Complex], cpu: &[Complex], p: u32, what: &str) {
 /// Bit equality, after [`assert_expansions`] (which says how far off a mismatch is).
 fn assert_same_expansions(gpu: &[Complex], cpu: &[Complex], p: u32, what: &str) {
     assert_expansions(gpu, cpu, p, what);
-    let differing = gpu.iter().zip(cpu).filter(|(g, c)| g.re.to_bits() != c.re.to_bits() || g.im.to_bits() != c.im.to_bits()).count();
+    let differing = gpu
+        .iter()
+        .zip(cpu)
+        .filter(|(g, c)| g.re.to_bits() != c.re.to_bits() || g.im.to_bits() != c.im.to_bits())
+        .count();
     assert_eq!(differing, 0, "{what}: {differing} of {} coefficients differ from the CPU's bits", cpu.len());
 }
 
@@ -186,7 +190,12 @@ fn cuda_fmm_end_to_end_and_replayed() {
     let once = gpu.download_forces(exec).unwrap();
     let cpu = s.solve(&set.view().unwrap()).unwrap().forces;
     let n = set.len();
-    assert_forces(&prepared.bodies.scatter_forces(&once, n), &cpu, &prepared.bodies.scatter(&scales, n, [0.0; 2]), "cuda: end to end");
+    assert_forces(
+        &prepared.bodies.scatter_forces(&once, n),
+        &cpu,
+        &prepared.bodies.scatter(&scales, n, [0.0; 2]),
+        "cuda: end to end",
+    );
     // f64 errors of the GPU result as small as the CPU's (p = 10: p99 ~1e-6).
     let exact = crate::clouds::direct_f64(&set64, 0.0);
     let widen = |f: &Forces<f32>| Forces {
@@ -195,7 +204,8 @@ fn cuda_fmm_end_to_end_and_replayed() {
         az: f.az.iter().map(|&v| f64::from(v)).collect(),
         pot: f.pot.iter().map(|&v| f64::from(v)).collect(),
     };
-    let gpu_errors = orrery_traverse::acceleration_errors(&exact, &widen(&prepared.bodies.scatter_forces(&once, n))).unwrap();
+    let gpu_errors =
+        orrery_traverse::acceleration_errors(&exact, &widen(&prepared.bodies.scatter_forces(&once, n))).unwrap();
     let cpu_errors = orrery_traverse::acceleration_errors(&exact, &widen(&cpu)).unwrap();
     assert!(gpu_errors.p99 <= 1.5 * cpu_errors.p99 + 1e-6, "{gpu_errors:?} vs {cpu_errors:?}");
 
@@ -242,7 +252,9 @@ fn wgpu_fmm_near_field_matches_the_cpu_and_far_field_is_unsupported() {
         gpu.near_field(exec, &device_bodies).unwrap();
         let scales = near_scales(&prepared, &plan, 1.0);
         assert_forces(&gpu.download_forces(exec).unwrap(), &cpu, &scales, &what);
-        for result in [gpu.upward(exec, &device_bodies), gpu.m2l(exec), gpu.downward(exec), gpu.evaluate(exec, &device_bodies)] {
+        for result in
+            [gpu.upward(exec, &device_bodies), gpu.m2l(exec), gpu.downward(exec), gpu.evaluate(exec, &device_bodies)]
+        {
             assert!(matches!(result, Err(Error::Unsupported { .. })), "{what}: {result:?}");
         }
     }
@@ -294,7 +306,8 @@ fn fmm_dump_for_the_host_emulation() {
         std::fs::File::create(format!("{dir}/{name}")).unwrap().write_all(bytes).unwrap();
     };
     let complex = |v: &[Complex]| -> Vec<f64> { v.iter().flat_map(|c| [c.re, c.im]).collect() };
-    let pack = |f: &Forces<f32>| -> Vec<f32> { (0..f.len()).flat_map(|i| [f.ax[i], f.ay[i], f.az[i], f.pot[i]]).collect() };
+    let pack =
+        |f: &Forces<f32>| -> Vec<f32> { (0..f.len()).flat_map(|i| [f.ax[i], f.ay[i], f.az[i], f.pot[i]]).collect() };
     for (k, (shape, tree, p, theta, eps)) in cases().into_iter().enumerate() {
         if eps != 0.0 {
             continue; // the emulation takes the near field from the CPU: any softening works, one is enough

@@ -192,7 +192,8 @@ impl<E: GpuExecutor> GpuFmm<E> {
     /// # Errors
     /// Allocation failures.
     pub fn upload_bodies(exec: &E, bodies: &TreeBodies<f32>) -> Result<E::Buffer<f32>> {
-        let packed: Vec<f32> = (0..bodies.len()).flat_map(|i| [bodies.x[i], bodies.y[i], bodies.z[i], bodies.m[i]]).collect();
+        let packed: Vec<f32> =
+            (0..bodies.len()).flat_map(|i| [bodies.x[i], bodies.y[i], bodies.z[i], bodies.m[i]]).collect();
         exec.upload(&packed)
     }
 
@@ -210,7 +211,11 @@ impl<E: GpuExecutor> GpuFmm<E> {
         let bodies = bodies.into();
         let expected = 4 * self.plan.particles();
         if bodies.len() != expected {
-            return Err(Error::LengthMismatch { what: "FMM tree bodies (4 floats per body)", expected, actual: bodies.len() });
+            return Err(Error::LengthMismatch {
+                what: "FMM tree bodies (4 floats per body)",
+                expected,
+                actual: bodies.len(),
+            });
         }
         Ok(bodies)
     }

@@ -112,10 +112,8 @@ impl<E: GpuExecutor> DeviceFmmPlan<E> {
             let (a, b) = (lists.p2p_offsets[t] as usize, lists.p2p_offsets[t + 1] as usize);
             p2p_sources[a..b].sort_unstable_by_key(|&s| view.particle_begins()[s as usize]);
         }
-        let levels = (0..=view.depth())
-            .filter_map(|l| view.level_range(l))
-            .map(|r| (r.start, r.end - r.start))
-            .collect();
+        let levels =
+            (0..=view.depth()).filter_map(|l| view.level_range(l)).map(|r| (r.start, r.end - r.start)).collect();
         let frame = nodes.frame;
         Ok(Self {
             p,
