@@ -108,30 +108,30 @@ __device__ __forceinline__ u32 fmm_tables_j(u32 p) { return 3 * fmm_nc(p + 1) + 
 // does): with the CPU's operations in the CPU's order the expansions equal the CPU's bit
 // for bit. A fused variant (twice the multiply-add rate) is future performance work.
 
-__device__ __forceinline__ double dmul(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ double dadd(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ double dsub(double a, double b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ double ddiv(double a, double b) { return __ddiv_rn(a, b); }
-__device__ __forceinline__ double dsqrt(double a) { return __dsqrt_rn(a); }
+__device__ __forceinline__ double fmm_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double fmm_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double fmm_sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double fmm_div(double a, double b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ double fmm_sqrt(double a) { return __dsqrt_rn(a); }
 // a += b * c, as two roundings.
-__device__ __forceinline__ void dacc(double& a, double b, double c) { a = dadd(a, dmul(b, c)); }
+__device__ __forceinline__ void fmm_acc(double& a, double b, double c) { a = fmm_add(a, fmm_mul(b, c)); }
 // x * x + y * y + z * z, left to right.
-__device__ __forceinline__ double dnorm2(double x, double y, double z) {
-    return dadd(dadd(dmul(x, x), dmul(y, y)), dmul(z, z));
+__device__ __forceinline__ double fmm_norm2(double x, double y, double z) {
+    return fmm_add(fmm_add(fmm_mul(x, x), fmm_mul(y, y)), fmm_mul(z, z));
 }
 
 // ---- complex arithmetic (the CPU's Complex: every operation visible) ---------------------
 
 __device__ __forceinline__ double2 cx(double re, double im) { return make_double2(re, im); }
 __device__ __forceinline__ double2 cx_mul(double2 a, double2 b) {
-    return make_double2(dsub(dmul(a.x, b.x), dmul(a.y, b.y)), dadd(dmul(a.x, b.y), dmul(a.y, b.x)));
+    return make_double2(fmm_sub(fmm_mul(a.x, b.x), fmm_mul(a.y, b.y)), fmm_add(fmm_mul(a.x, b.y), fmm_mul(a.y, b.x)));
 }
 __device__ __forceinline__ double2 cx_conj(double2 a) { return make_double2(a.x, -a.y); }
-__device__ __forceinline__ double2 cx_scale(double2 a, double s) { return make_double2(dmul(a.x, s), dmul(a.y, s)); }
-__device__ __forceinline__ double2 cx_add(double2 a, double2 b) { return make_double2(dadd(a.x, b.x), dadd(a.y, b.y)); }
-__device__ __forceinline__ double2 cx_sub(double2 a, double2 b) { return make_double2(dsub(a.x, b.x), dsub(a.y, b.y)); }
+__device__ __forceinline__ double2 cx_scale(double2 a, double s) { return make_double2(fmm_mul(a.x, s), fmm_mul(a.y, s)); }
+__device__ __forceinline__ double2 cx_add(double2 a, double2 b) { return make_double2(fmm_add(a.x, b.x), fmm_add(a.y, b.y)); }
+__device__ __forceinline__ double2 cx_sub(double2 a, double2 b) { return make_double2(fmm_sub(a.x, b.x), fmm_sub(a.y, b.y)); }
 // Re(a conj(b)).
-__device__ __forceinline__ double cx_re_conj(double2 a, double2 b) { return dadd(dmul(a.x, b.x), dmul(a.y, b.y)); }
+__device__ __forceinline__ double cx_re_conj(double2 a, double2 b) { return fmm_add(fmm_mul(a.x, b.x), fmm_mul(a.y, b.y)); }
 
 // ---- the shared memory of a translation ------------------------------------------------
 
@@ -227,16 +227,16 @@ __device__ __forceinline__ double2 fmm_i_pow(u32 m) {
 template <int KIND>
 __device__ __forceinline__ void fmm_prologue(const FmmShared& s, u32 p, double tx, double ty, double tz,
                                              const double* __restrict__ tables) {
-    const double rho2 = dadd(dmul(tx, tx), dmul(ty, ty));
-    const double rho = dsqrt(rho2);
-    const double tau = dsqrt(dadd(rho2, dmul(tz, tz)));
+    const double rho2 = fmm_add(fmm_mul(tx, tx), fmm_mul(ty, ty));
+    const double rho = fmm_sqrt(rho2);
+    const double tau = fmm_sqrt(fmm_add(rho2, fmm_mul(tz, tz)));
     if (threadIdx.x == 0) {
         double2 unit = cx(1.0, 0.0);
         if (rho2 > 0.0) {
-            const double inv = ddiv(1.0, rho);
-            unit = cx(dmul(tx, inv), dmul(ty, inv));
+            const double inv = fmm_div(1.0, rho);
+            unit = cx(fmm_mul(tx, inv), fmm_mul(ty, inv));
         }
-        const double2 cs = cx(ddiv(tz, tau), ddiv(rho, tau));
+        const double2 cs = cx(fmm_div(tz, tau), fmm_div(rho, tau));
         const bool load_conj = KIND == FMM_L2L;
         const bool store_conj = KIND == FMM_M2M;
         double2 ph = cx(1.0, 0.0);
@@ -247,7 +247,7 @@ __device__ __forceinline__ void fmm_prologue(const FmmShared& s, u32 p, double t
             s.phase[m] = ph;
             const double w = m == 0 ? 2.0 : 1.0;
             const double2 i = fmm_i_pow(m);
-            const double2 f_in = cx_scale(i, ddiv(1.0, w));
+            const double2 f_in = cx_scale(i, fmm_div(1.0, w));
             const double2 f_out = cx_scale(i, w);
             s.load[m] = cx_mul(f_in, load_conj ? cx_conj(ph) : ph);
             s.to_shift[m] = f_out;
@@ -259,18 +259,18 @@ __device__ __forceinline__ void fmm_prologue(const FmmShared& s, u32 p, double t
     } else if (threadIdx.x == 32) {
         if (KIND == FMM_M2L) {
             const double* fact = tables + fmm_tables_fact(p);
-            const double inv_tau = ddiv(1.0, tau);
+            const double inv_tau = fmm_div(1.0, tau);
             double power = inv_tau;
             for (u32 j = 0; j <= 2 * p; ++j) {
-                s.powers[j] = dmul(fact[j], power);
-                power = dmul(power, inv_tau);
+                s.powers[j] = fmm_mul(fact[j], power);
+                power = fmm_mul(power, inv_tau);
             }
         } else {
             const double* inv_fact = tables + fmm_tables_inv_fact(p);
             double power = 1.0;
             for (u32 k = 0; k <= p; ++k) {
-                s.powers[k] = dmul(power, inv_fact[k]);
-                power = dmul(power, tau);
+                s.powers[k] = fmm_mul(power, inv_fact[k]);
+                power = fmm_mul(power, tau);
             }
         }
     }
@@ -291,11 +291,11 @@ __device__ __forceinline__ void fmm_axpy(const FmmShared& s, const FmmSlots& sl,
         const u32 base = fmm_index(n, 0);
         const double* plus = s.j + fmm_plus_offset(n);
         double re = 0.0;
-        for (u32 b = 0; b <= n; ++b) dacc(re, plus[b * (n + 1) + a], in_r[base + b]);
+        for (u32 b = 0; b <= n; ++b) fmm_acc(re, plus[b * (n + 1) + a], in_r[base + b]);
         double im = 0.0;
         if (a > 0) {
             const double* minus = s.j + minus_base + fmm_minus_offset(n);
-            for (u32 b = 1; b <= n; ++b) dacc(im, minus[(b - 1) * n + (a - 1)], in_i[base + b]);
+            for (u32 b = 1; b <= n; ++b) fmm_acc(im, minus[(b - 1) * n + (a - 1)], in_i[base + b]);
         }
         if (mid != 0) {
             const double2 f = mid == 1 ? s.mid[a] : cx_conj(s.mid[a]);
@@ -342,8 +342,8 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
         const u32 i = sl.i[k];
         const double f = KIND == FMM_L2L ? sv[i] : inv_s[i];
         const double2 v = cx_mul(cx(s.xr[i], s.xi[i]), s.to_shift[sl.m[k]]);
-        s.or_[sl.o[k]] = dmul(v.x, f);
-        s.oi[sl.o[k]] = KIND == FMM_M2L ? dmul(dmul(v.y, f), -1.0) : dmul(v.y, f);
+        s.or_[sl.o[k]] = fmm_mul(v.x, f);
+        s.oi[sl.o[k]] = KIND == FMM_M2L ? fmm_mul(fmm_mul(v.y, f), -1.0) : fmm_mul(v.y, f);
     }
     __syncthreads();
     // The shift of each order m (run start..start + len of the order-major arrays); the
@@ -359,20 +359,20 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
         if (KIND == FMM_M2L) {
             for (u32 j = 0; j < len; ++j) {
                 const double f = s.powers[2 * m + j + q];
-                dacc(ar, f, s.or_[start + j]);
-                dacc(ai, f, s.oi[start + j]);
+                fmm_acc(ar, f, s.or_[start + j]);
+                fmm_acc(ai, f, s.oi[start + j]);
             }
         } else if (KIND == FMM_M2M) {
             for (u32 j = 0; j <= q; ++j) {
                 const double f = s.powers[q - j];
-                dacc(ar, f, s.or_[start + j]);
-                dacc(ai, f, s.oi[start + j]);
+                fmm_acc(ar, f, s.or_[start + j]);
+                fmm_acc(ai, f, s.oi[start + j]);
             }
         } else {
             for (u32 kk = q; kk < len; ++kk) {
                 const double f = s.powers[kk - q];
-                dacc(ar, f, s.or_[start + kk]);
-                dacc(ai, f, s.oi[start + kk]);
+                fmm_acc(ar, f, s.or_[start + kk]);
+                fmm_acc(ai, f, s.oi[start + kk]);
             }
         }
         s.cr[sl.o[k]] = ar;
@@ -388,7 +388,7 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
         if (KIND == FMM_M2M) {
             f = sv[i];
         } else if (KIND == FMM_M2L) {
-            f = dmul(((sl.n[k] + sl.m[k]) & 1u) ? -1.0 : 1.0, inv_s[i]);
+            f = fmm_mul(((sl.n[k] + sl.m[k]) & 1u) ? -1.0 : 1.0, inv_s[i]);
         } else {
             f = inv_s[i];
         }
@@ -423,9 +423,9 @@ __device__ __forceinline__ void fmm_load_j(const FmmShared& s, u32 p, const doub
 // (grid[to] - grid[from]) * half_unit, as FmmNodes::shift.
 __device__ __forceinline__ void fmm_shift(const i64* __restrict__ grid, u32 to, u32 from, double hx, double hy,
                                           double hz, double& tx, double& ty, double& tz) {
-    tx = dmul((double)(grid[3 * (size_t)to] - grid[3 * (size_t)from]), hx);
-    ty = dmul((double)(grid[3 * (size_t)to + 1] - grid[3 * (size_t)from + 1]), hy);
-    tz = dmul((double)(grid[3 * (size_t)to + 2] - grid[3 * (size_t)from + 2]), hz);
+    tx = fmm_mul((double)(grid[3 * (size_t)to] - grid[3 * (size_t)from]), hx);
+    ty = fmm_mul((double)(grid[3 * (size_t)to + 1] - grid[3 * (size_t)from + 1]), hy);
+    tz = fmm_mul((double)(grid[3 * (size_t)to + 2] - grid[3 * (size_t)from + 2]), hz);
 }
 
 // ---- P2M ----------------------------------------------------------------------------------
@@ -434,15 +434,15 @@ __device__ __forceinline__ void fmm_shift(const i64* __restrict__ grid, u32 to, 
 // to n.
 __device__ __forceinline__ double2 fmm_regular(double dx, double dy, double dz, u32 n, u32 m,
                                                const double* __restrict__ inv_nm) {
-    const double r2 = dnorm2(dx, dy, dz);
+    const double r2 = fmm_norm2(dx, dy, dz);
     const double2 xi = cx(dx, dy);
     double2 diag = cx(1.0, 0.0);
-    for (u32 k = 1; k <= m; ++k) diag = cx_scale(cx_mul(xi, diag), ddiv(-0.5, (double)k));
+    for (u32 k = 1; k <= m; ++k) diag = cx_scale(cx_mul(xi, diag), fmm_div(-0.5, (double)k));
     if (n == m) return diag;
     double2 prev2 = diag;
     double2 prev1 = cx_scale(diag, dz);
     for (u32 k = m + 2; k <= n; ++k) {
-        const double2 a = cx_scale(prev1, dmul((double)(2 * k - 1), dz));
+        const double2 a = cx_scale(prev1, fmm_mul((double)(2 * k - 1), dz));
         const double2 b = cx_scale(prev2, r2);
         const double2 cur = cx_scale(cx_sub(a, b), inv_nm[fmm_index(k, m)]);
         prev2 = prev1;
@@ -469,9 +469,9 @@ extern "C" __global__ void __launch_bounds__(FMM_THREADS)
         for (u32 k = 0; k < FMM_SLOTS; ++k) acc[k] = cx(0.0, 0.0);
         for (u32 j = begin; j < begin + count; ++j) {
             const float4 b = reinterpret_cast<const float4*>(bodies)[j];
-            const double dx = dsub(dmul(dsub((double)b.x, origin_x), inv_scale), cxn);
-            const double dy = dsub(dmul(dsub((double)b.y, origin_y), inv_scale), cyn);
-            const double dz = dsub(dmul(dsub((double)b.z, origin_z), inv_scale), czn);
+            const double dx = fmm_sub(fmm_mul(fmm_sub((double)b.x, origin_x), inv_scale), cxn);
+            const double dy = fmm_sub(fmm_mul(fmm_sub((double)b.y, origin_y), inv_scale), cyn);
+            const double dz = fmm_sub(fmm_mul(fmm_sub((double)b.z, origin_z), inv_scale), czn);
             const double q = (double)b.w;
 #pragma unroll
             for (u32 k = 0; k < FMM_SLOTS; ++k) {
@@ -590,16 +590,16 @@ extern "C" __global__ void __launch_bounds__(FMM_L2P_THREADS)
     const double2* L = locals + (size_t)node * nc;
     const double* inv_nm = tables + fmm_tables_inv_nm(p);
     const float4 b = reinterpret_cast<const float4*>(bodies)[i];
-    const double dx = dsub(dmul(dsub((double)b.x, origin_x), inv_scale), centres[3 * (size_t)node]);
-    const double dy = dsub(dmul(dsub((double)b.y, origin_y), inv_scale), centres[3 * (size_t)node + 1]);
-    const double dz = dsub(dmul(dsub((double)b.z, origin_z), inv_scale), centres[3 * (size_t)node + 2]);
-    const double r2 = dnorm2(dx, dy, dz);
+    const double dx = fmm_sub(fmm_mul(fmm_sub((double)b.x, origin_x), inv_scale), centres[3 * (size_t)node]);
+    const double dy = fmm_sub(fmm_mul(fmm_sub((double)b.y, origin_y), inv_scale), centres[3 * (size_t)node + 1]);
+    const double dz = fmm_sub(fmm_mul(fmm_sub((double)b.z, origin_z), inv_scale), centres[3 * (size_t)node + 2]);
+    const double r2 = fmm_norm2(dx, dy, dz);
     const double2 xi = cx(dx, dy);
     double phi = 0.0, gz = 0.0;
     double2 g = cx(0.0, 0.0);
     double2 diag = cx(1.0, 0.0);
     for (u32 m = 0; m <= p; ++m) {
-        if (m > 0) diag = cx_scale(cx_mul(xi, diag), ddiv(-0.5, (double)m));
+        if (m > 0) diag = cx_scale(cx_mul(xi, diag), fmm_div(-0.5, (double)m));
         const double w = m == 0 ? 1.0 : 2.0;
         double2 prev2 = cx(0.0, 0.0), y = diag;
         for (u32 nn = m; nn <= p; ++nn) {
@@ -607,24 +607,24 @@ extern "C" __global__ void __launch_bounds__(FMM_L2P_THREADS)
                 prev2 = y;
                 y = cx_scale(diag, dz);
             } else if (nn > m + 1) {
-                const double2 a = cx_scale(y, dmul((double)(2 * nn - 1), dz));
+                const double2 a = cx_scale(y, fmm_mul((double)(2 * nn - 1), dz));
                 const double2 c = cx_scale(prev2, r2);
                 prev2 = y;
                 y = cx_scale(cx_sub(a, c), inv_nm[fmm_index(nn, m)]);
             }
             // y = Y_nn^m: the terms it meets (gpu/fmm/mod.rs derives them from l2p).
-            phi = dadd(phi, dmul(w, cx_re_conj(L[fmm_index(nn, m)], y)));
+            phi = fmm_add(phi, fmm_mul(w, cx_re_conj(L[fmm_index(nn, m)], y)));
             if (nn + 1 <= p) {
-                gz = dadd(gz, dmul(w, cx_re_conj(L[fmm_index(nn + 1, m)], y)));
+                gz = fmm_add(gz, fmm_mul(w, cx_re_conj(L[fmm_index(nn + 1, m)], y)));
                 if (m >= 1) g = cx_add(g, cx_mul(L[fmm_index(nn + 1, m - 1)], cx_conj(y)));
                 g = cx_sub(g, cx_mul(cx_conj(L[fmm_index(nn + 1, m + 1)]), y));
             }
         }
     }
     float4 f = acc[i];
-    f.x = __fadd_rn(f.x, (float)dmul(far_acc, g.x));
-    f.y = __fadd_rn(f.y, (float)dmul(far_acc, -g.y));
-    f.z = __fadd_rn(f.z, (float)dmul(far_acc, gz));
-    f.w = __fadd_rn(f.w, (float)dmul(far_pot, phi));
+    f.x = __fadd_rn(f.x, (float)fmm_mul(far_acc, g.x));
+    f.y = __fadd_rn(f.y, (float)fmm_mul(far_acc, -g.y));
+    f.z = __fadd_rn(f.z, (float)fmm_mul(far_acc, gz));
+    f.w = __fadd_rn(f.w, (float)fmm_mul(far_pot, phi));
     acc[i] = f;
 }

@@ -122,14 +122,15 @@ fn near_scales(prepared: &FmmPrepared<f32>, plan: &FmmPlan, g: f64) -> Vec<[f64;
 
 fn assert_forces(gpu: &Forces<f32>, cpu: &Forces<f32>, scales: &[[f64; 2]], what: &str) {
     assert_eq!(gpu.len(), cpu.len(), "{what}: lengths");
-    for i in 0..cpu.len() {
+    assert_eq!(scales.len(), cpu.len(), "{what}: scales");
+    for (i, scale) in scales.iter().enumerate() {
         let (g, c) = (gpu.acc(i), cpu.acc(i));
         let diff = (0..3).map(|a| (f64::from(g[a]) - f64::from(c[a])).powi(2)).sum::<f64>().sqrt();
         let norm = (0..3).map(|a| f64::from(c[a]).powi(2)).sum::<f64>().sqrt();
-        let bound = NEAR_TOLERANCE * scales[i][0] + FAR_TOLERANCE * norm;
+        let bound = NEAR_TOLERANCE * scale[0] + FAR_TOLERANCE * norm;
         assert!(diff <= bound, "{what}: body {i}: {g:?} vs {c:?} (difference {diff:e}, bound {bound:e})");
         let dp = (f64::from(gpu.pot[i]) - f64::from(cpu.pot[i])).abs();
-        let bound = NEAR_TOLERANCE * scales[i][1] + FAR_TOLERANCE * f64::from(cpu.pot[i]).abs();
+        let bound = NEAR_TOLERANCE * scale[1] + FAR_TOLERANCE * f64::from(cpu.pot[i]).abs();
         assert!(dp <= bound, "{what}: potential of body {i}: {} vs {} ({dp:e} > {bound:e})", gpu.pot[i], cpu.pot[i]);
     }
 }
