@@ -76,6 +76,9 @@
 //   built the arrays from one view and one plan); levels run in dependency order
 //   (p2m, m2m deepest first, m2l, l2l from level 1 down, then p2p and l2p).
 //
+// Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
+//   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_l2p 54; dynamic shared memory as above.
+//
 // Measured cost: not measured yet (no GPU run of this module so far).
 
 typedef unsigned int u32;

@@ -4,7 +4,8 @@
 //! Workloads: a uniform cube `[-1, 1)^3`, a Plummer sphere (Hénon units), a thin
 //! exponential disk (scale length 1), two Plummer clusters (separation 4, impact 0.5) and
 //! an expanding uniform sphere (radius 1); N = 1M, 4M, 10M on GPUs, 100K on the CPU
-//! (20K with `--quick`); seed 42; unsoftened (the FMM's far field is the 1/r law).
+//! (20K with `--quick`; `ORRERY_FMM_SIZES=1000000,4000000` picks others); seed 42;
+//! unsoftened (the FMM's far field is the 1/r law).
 //!
 //! Settings: an adaptive Hilbert octree (LeafCount 64), theta 0.5, orders 4, 8 and 12;
 //! and the dense tree (every leaf at depth `round(log8(N / 64))`) at order 8 ("adaptive
@@ -72,7 +73,16 @@ fn workloads(n: usize) -> Result<Vec<Workload>> {
     Ok(models.into_iter().map(|(name, ps)| Workload { name, bodies: ps.bodies::<f64>() }).collect())
 }
 
+/// The sizes: `ORRERY_FMM_SIZES` (comma-separated body counts) when set, else 20K with
+/// `--quick`, else 100K on the CPU and 1M, 4M, 10M on GPUs (so that one device call of
+/// at most ten minutes can take a subset).
 fn sizes(cfg: &Config, cpu: bool) -> Vec<usize> {
+    if let Ok(list) = std::env::var("ORRERY_FMM_SIZES") {
+        let sizes: Vec<usize> = list.split(',').filter_map(|v| v.trim().parse().ok()).collect();
+        if !sizes.is_empty() {
+            return sizes;
+        }
+    }
     if cfg.quick {
         vec![20_000]
     } else if cpu {

@@ -174,6 +174,33 @@ fn cuda_fmm_stages_match_the_cpu() {
     }
 }
 
+/// A small tree at the lowest and the highest order, every stage against the CPU: what
+/// compute-sanitizer's racecheck runs (`benches/device/fmm.sh`; the other CUDA tests are
+/// too slow under it).
+#[test]
+fn cuda_fmm_small_trees_for_the_sanitizers() {
+    let _guard = serial();
+    let Some(exec) = cuda() else { return };
+    for (p, shape) in [(1, Shape::Octree(Curve::Hilbert)), (16, Shape::Binary)] {
+        let what = format!("cuda small: p = {p} {shape:?}");
+        let set = bodies(400, 5);
+        let s = solver(shape, FmmTree::LeafCount { bucket: 16 }, p, 0.5, 0.0);
+        let (mut gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+        let (view, tb) = (&prepared.view, &prepared.bodies);
+        let plan = s.fmm.plan(view, tb).unwrap();
+        let device_bodies = GpuFmm::upload_bodies(exec, tb).unwrap();
+        gpu.evaluate(exec, &device_bodies).unwrap();
+        let multipoles = evaluate::upward(&plan, view, tb);
+        assert_same_expansions(&gpu.download_multipoles(exec).unwrap(), &multipoles, p, &format!("{what}: multipoles"));
+        let mut locals = evaluate::m2l_pass(&plan, &multipoles, Level::Baseline);
+        evaluate::downward(&plan, view, &mut locals);
+        assert_same_expansions(&gpu.download_locals(exec).unwrap(), &locals, p, &format!("{what}: locals"));
+        let (cpu, _) = s.fmm.evaluate_at(view, tb, &plan, orrery_core::CpuIsa::Baseline).unwrap();
+        let scales = near_scales(&prepared, &plan, 1.0);
+        assert_forces(&gpu.download_forces(exec).unwrap(), &cpu, &scales, &format!("{what}: forces"));
+    }
+}
+
 /// The whole evaluation (one call, then a recording replayed with moved bodies) against
 /// the CPU solver in input order, and errors against f64 direct summation like the CPU's.
 #[test]
