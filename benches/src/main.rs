@@ -37,6 +37,11 @@ enum Suite {
     /// and uniform bodies, with error percentiles; peer: `ryoanji_driver` through
     /// `benches/device/gravity.sh`.
     Gravity,
+    /// The FMM per phase (lists, upward, M2L, P2P, downward, total) with error
+    /// percentiles on five models (uniform, Plummer, thin disk, two clusters, expanding
+    /// sphere; 1M, 4M, 10M on GPUs, 100K on the CPU), adaptive and dense trees, and
+    /// Barnes-Hut on the same bodies.
+    Fmm,
     /// Node visits per target of every walk on the gravity workloads (CPU-computed: the
     /// same on every executor).
     GravityVisits,
@@ -134,6 +139,11 @@ fn run_cpu(suite: Suite, exec: &CpuExecutor, cfg: &Config, args: &Args) -> orrer
             pool.install(|| suites::gravity::run_cpu(cfg, &name))
         }
         Suite::GravityVisits => suites::gravity::run_visits(cfg, "cpu"),
+        Suite::Fmm => {
+            let pool = rayon_pool(args)?;
+            let name = format!("cpu:rayon ({} threads)", pool.current_num_threads());
+            pool.install(|| suites::fmm::run_cpu(cfg, &name))
+        }
         Suite::Clusters => suites::clusters::run_cpu(exec, cfg),
         Suite::Sim => {
             let pool = rayon_pool(args)?;
@@ -161,6 +171,7 @@ fn run_gpu<E: orrery_core::GpuExecutor + 'static>(
         Suite::Gravity => suites::gravity::run_gpu(exec, cfg),
         // CPU-computed (see the suite); nothing to run on a GPU.
         Suite::GravityVisits => Ok(Vec::new()),
+        Suite::Fmm => suites::fmm::run_gpu(exec, cfg),
         Suite::Clusters => suites::clusters::run_gpu(exec, cfg),
         Suite::Sim => suites::sim::run_gpu(exec, cfg, &args.sim),
     }

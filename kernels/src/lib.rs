@@ -250,8 +250,9 @@ pub mod tree_view {
 
 pub mod traverse {
     //! `kernels/traverse`: the gravity kernels of `orrery-traverse` (the WGSL twins are in
-    //! `orrery_shaders::traverse`). `upward.cu` and `walk.cu` are self-contained
-    //! translation units; `direct.cu` follows `common.cuh` ([`unit::DIRECT`]).
+    //! `orrery_shaders::traverse`). `upward.cu`, `walk.cu`, `fmm.cu` and `fmm_p2p.cu` are
+    //! self-contained translation units; `direct.cu` follows `common.cuh`
+    //! ([`unit::DIRECT`]).
 
     files! { "traverse";
         /// Shared prelude of the direct sum: integer types, its launch constants, the fast
@@ -265,6 +266,10 @@ pub mod traverse {
         UPWARD = "upward.cu";
         /// The Barnes-Hut walks: independent, coherent and group, and the scatter back.
         WALK = "walk.cu";
+        /// The FMM's expansion passes in f64 (P2M, M2M, M2L, L2L, L2P; CUDA only).
+        FMM = "fmm.cu";
+        /// The FMM's near field (P2P) in f32.
+        FMM_P2P = "fmm_p2p.cu";
     }
 
     /// The translation units: `common.cuh`, then the file, after a `#line` directive.

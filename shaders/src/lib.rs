@@ -151,8 +151,8 @@ pub mod tree_view {
 pub mod traverse {
     //! `shaders/traverse`: the gravity shaders of `orrery-traverse` (f32 only: WGSL has no
     //! f64; the CUDA twins, and the f64 variants, are in `orrery_kernels::traverse`).
-    //! `upward.wgsl` is self-contained; `direct.wgsl` and `walk.wgsl` `//#include`
-    //! `core/common`.
+    //! `upward.wgsl` is self-contained; `direct.wgsl`, `walk.wgsl` and `fmm_p2p.wgsl`
+    //! `//#include` `core/common`.
 
     files! { "traverse";
         /// Direct summation in f32 for all bodies or a list of targets.
@@ -162,6 +162,8 @@ pub mod traverse {
         UPWARD = "upward.wgsl";
         /// The Barnes-Hut walks: independent, coherent and group, and the scatter back.
         WALK = "walk.wgsl";
+        /// The FMM's near field (P2P) in f32 (the expansion passes are f64, CUDA only).
+        FMM_P2P = "fmm_p2p.wgsl";
     }
 }
 

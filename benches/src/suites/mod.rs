@@ -6,6 +6,7 @@
 pub mod balltree;
 pub mod clusters;
 pub mod clusters_families;
+pub mod fmm;
 pub mod gravity;
 pub mod keys;
 pub mod primitives;

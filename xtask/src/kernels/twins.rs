@@ -101,6 +101,13 @@ pub const CUDA_ONLY_MODULES: &[(&str, &str)] = &[
     ("core/segmented", CORE),
     ("core/histogram", CORE),
     (
+        "traverse/fmm",
+        "the FMM's expansions are f64 (orders up to 16, errors down to 1e-10: out of f32's reach) and \
+         WGSL has no f64 arithmetic, so wgpu has no expansion passes (the host returns \
+         Error::Unsupported there: orrery-traverse gpu/fmm/mod.rs); the near field, traverse/fmm_p2p, \
+         has both texts",
+    ),
+    (
         "clusters/knn",
         "exact k-NN rescores its candidates in f64 in the CPU's order, so that rows and scores equal \
          the CPU's bit for bit; WGSL has no f64, so wgpu has no exact search (the host returns \

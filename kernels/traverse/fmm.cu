@@ -1,0 +1,633 @@
+// kernels/traverse/fmm.cu — the FMM's expansion passes on the GPU, f64
+// (crates/orrery-traverse/src/gpu/fmm/; host reference crate::fmm::evaluate and
+// crate::fmm::operators). Module "traverse/fmm", CUDA only: WGSL has no f64 arithmetic
+// without SHADER_F64, and the expansions of orders up to 16 need f64 (ADR 0019, ADR 0020);
+// the near field (P2P, f32) is the twin module traverse/fmm_p2p.
+//
+// What it computes (every formula is the CPU operator's, in the CPU's order of terms; see
+// crate::fmm::operators::translate for the derivations):
+//   fmm_p2m   per leaf: M_n^m = sum_j q_j conj(Y_n^m(y_j - c)) over the leaf's particles in
+//             tree order (zeros for an empty leaf). Positions are normalised on the fly,
+//             u = (x - origin) * inv_scale in f64, exactly the CPU's Frame::normalise.
+//   fmm_m2m   per internal node of one level: the sum over its non-empty children (child
+//             order) of M2M(child) (zeros for an empty node). Leaves of the level are
+//             left alone (fmm_p2m wrote them).
+//   fmm_m2l   per node: L = sum over the node's M2L list (CSR order) of M2L(source); every
+//             node is written (zeros without a list).
+//   fmm_l2l   per node of one level >= 1 with particles whose parent has a local
+//             expansion (has_local): L += L2L(parent's L).
+//   fmm_l2p   per particle of a leaf with has_local: [phi, grad phi] of the leaf's local
+//             expansion at the particle, added to acc as the CPU does:
+//             acc.xyz += (float)(far_acc * grad), acc.w += (float)(far_pot * phi).
+//   Translations rotate through the quarter turn J only (Rotations::QuarterTurn: two
+//   matrix passes and a phase pass per rotation, J in shared memory, no direction table),
+//   shift along z, and rotate back: the CPU's m2m / m2l / l2l with Rotation::Quarter,
+//   pass for pass (load, rotate, to order-major, shift, from order-major, rotate back,
+//   store), every sum in the CPU's order, every f64 operation a correctly rounded _rn
+//   intrinsic (no contraction): the multipoles and local expansions equal the CPU's bit
+//   for bit (checked under a host emulation of these kernels, g++ with one std::thread
+//   per CUDA thread; the tests assert it on the device). L2P takes its sum order by order
+//   (no harmonics array), so its f64 sums differ from the CPU's in the last bits; rounded
+//   to f32 they agreed everywhere in the emulation.
+//
+// Launch shape
+//   p2m, m2m, m2l, l2l: one block of FMM_THREADS (128) threads per node, grid-stride over
+//     the nodes (leaf list, level range or all nodes); the threads own the coefficients
+//     i = tid + k * FMM_THREADS, k < FMM_SLOTS (2), so nc(p) <= 256 (p <= 16: 153). A
+//     translation is ten barrier-separated passes over the coefficients in dynamic shared
+//     memory (fmm_shared_doubles(p) doubles: J, eight split arrays of nc, per-order
+//     factors, shift powers; p = 12: 18.6 KiB, p = 16: 37.1 KiB); threads 0 and 32 compute
+//     the per-pair factors (phases, rotation factors, powers) in parallel. The sums of a
+//     node accumulate in registers of the coefficients' owners: no atomics, no order
+//     dependence.
+//   p2m uses no shared memory: each coefficient's owner evaluates Y_n^m by the CPU's
+//     recurrences (the diagonal, then the column: O(n) per particle), particle by particle.
+//   l2p: one thread per particle (FMM_L2P_THREADS = 128), the regular harmonics column by
+//     column in registers (no array: Y_(n-1)^m, Y_n^m), each term paired with the local
+//     coefficients it meets (the derivation is in gpu/fmm/mod.rs).
+//
+// Why this shape. This is the first, breadth-first version (issue 14): the block-per-node
+//   translation parallelises one pair over its coefficients, so a pair costs ten barriers
+//   and ~p dependent multiply-adds per pass; at p = 12 that is latency-bound, not
+//   compute-bound. The intended next step (ADR 0020) is a warp per pair with several
+//   pairs per block and J in shared memory, and direction tables for the common
+//   directions.
+//
+// Buffers (direction, length, layout)
+//   bodies         read   4 n f32        [x, y, z, m] per body, tree order
+//   leaves         read   leaves u32     leaf node ids (fmm_p2m)
+//   begins, counts read   N u32          particle range per node
+//   first_children read   N u32          first child or NONE (0xffffffff)
+//   parents        read   N u32          parent or NONE
+//   has_local      read   N u32          1 when the node or an ancestor has M2L entries
+//   particle_nodes read   n u32          the leaf node of each particle
+//   centres        read   3 N f64        expansion centres in the frame
+//   grid           read   3 N i64        integer centres (half cells): shifts are
+//                                        (grid[to] - grid[from]) * half_unit, as the CPU
+//   m2l_offsets    read   N + 1 u32      CSR offsets; m2l_sources read M2L sources
+//   tables         read   f64            s, 1/s, j!, 1/j!, 1/((n-m)(n+m)) (degrees to
+//                                        p + 1), then J (stride(p)): see fmm_tables_*
+//   multipoles     rw     N nc double2   by node, then (n, m) degree-major
+//   locals         rw     N nc double2
+//   acc            rw     n float4       [ax, ay, az, pot] per body, tree order (fmm_l2p
+//                                        adds to what fmm_p2p wrote)
+//
+// Invariants: 1 <= p <= FMM_MAX_ORDER; every index is below its array's length (the host
+//   built the arrays from one view and one plan); levels run in dependency order
+//   (p2m, m2m deepest first, m2l, l2l from level 1 down, then p2p and l2p).
+//
+// Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
+//   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_l2p 54; dynamic shared memory as above.
+//
+// Measured cost: not measured yet (no GPU run of this module so far).
+
+typedef unsigned int u32;
+typedef long long i64;
+
+#define FMM_MAX_ORDER 16u
+#define FMM_THREADS 128u
+#define FMM_SLOTS 2u
+#define FMM_L2P_THREADS 128u
+#define FMM_NONE 0xffffffffu
+
+// ---- layout helpers ----------------------------------------------------------------------
+
+__device__ __forceinline__ u32 fmm_nc(u32 p) { return (p + 1) * (p + 2) / 2; }
+__device__ __forceinline__ u32 fmm_index(u32 n, u32 m) { return n * (n + 1) / 2 + m; }
+__device__ __forceinline__ u32 fmm_plus_offset(u32 n) { return n * (n + 1) * (2 * n + 1) / 6; }
+__device__ __forceinline__ u32 fmm_minus_offset(u32 n) { return (n - 1) * n * (2 * n - 1) / 6; }
+__device__ __forceinline__ u32 fmm_stride(u32 p) { return fmm_plus_offset(p + 1) + fmm_minus_offset(p + 1); }
+__device__ __forceinline__ u32 fmm_order_start(u32 p, u32 m) { return m * (p + 1) - (m * (m > 0 ? m - 1 : 0)) / 2; }
+
+// The table layout (crate::gpu::fmm::plan::pack_tables writes the same).
+__device__ __forceinline__ u32 fmm_tables_inv_s(u32 p) { return fmm_nc(p + 1); }
+__device__ __forceinline__ u32 fmm_tables_fact(u32 p) { return 2 * fmm_nc(p + 1); }
+__device__ __forceinline__ u32 fmm_tables_inv_fact(u32 p) { return 2 * fmm_nc(p + 1) + 2 * p + 3; }
+__device__ __forceinline__ u32 fmm_tables_inv_nm(u32 p) { return 2 * fmm_nc(p + 1) + 4 * p + 6; }
+__device__ __forceinline__ u32 fmm_tables_j(u32 p) { return 3 * fmm_nc(p + 1) + 4 * p + 6; }
+
+// ---- f64 arithmetic, correctly rounded and never contracted -------------------------------
+// Every product and sum is an _rn intrinsic, so NVRTC cannot fuse a multiply-add (Rust never
+// does): with the CPU's operations in the CPU's order the expansions equal the CPU's bit
+// for bit. A fused variant (twice the multiply-add rate) is future performance work.
+
+__device__ __forceinline__ double fmm_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double fmm_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double fmm_sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double fmm_div(double a, double b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ double fmm_sqrt(double a) { return __dsqrt_rn(a); }
+// a += b * c, as two roundings.
+__device__ __forceinline__ void fmm_acc(double& a, double b, double c) { a = fmm_add(a, fmm_mul(b, c)); }
+// x * x + y * y + z * z, left to right.
+__device__ __forceinline__ double fmm_norm2(double x, double y, double z) {
+    return fmm_add(fmm_add(fmm_mul(x, x), fmm_mul(y, y)), fmm_mul(z, z));
+}
+
+// ---- complex arithmetic (the CPU's Complex: every operation visible) ---------------------
+
+__device__ __forceinline__ double2 cx(double re, double im) { return make_double2(re, im); }
+__device__ __forceinline__ double2 cx_mul(double2 a, double2 b) {
+    return make_double2(fmm_sub(fmm_mul(a.x, b.x), fmm_mul(a.y, b.y)), fmm_add(fmm_mul(a.x, b.y), fmm_mul(a.y, b.x)));
+}
+__device__ __forceinline__ double2 cx_conj(double2 a) { return make_double2(a.x, -a.y); }
+__device__ __forceinline__ double2 cx_scale(double2 a, double s) { return make_double2(fmm_mul(a.x, s), fmm_mul(a.y, s)); }
+__device__ __forceinline__ double2 cx_add(double2 a, double2 b) { return make_double2(fmm_add(a.x, b.x), fmm_add(a.y, b.y)); }
+__device__ __forceinline__ double2 cx_sub(double2 a, double2 b) { return make_double2(fmm_sub(a.x, b.x), fmm_sub(a.y, b.y)); }
+// Re(a conj(b)).
+__device__ __forceinline__ double cx_re_conj(double2 a, double2 b) { return fmm_add(fmm_mul(a.x, b.x), fmm_mul(a.y, b.y)); }
+
+// ---- the shared memory of a translation ------------------------------------------------
+
+// Doubles of dynamic shared memory per block of the translation kernels (the host's
+// gpu::fmm::kernels::shared_bytes computes 8 times this).
+__device__ __forceinline__ u32 fmm_shared_doubles(u32 p) {
+    return fmm_stride(p) + 8 * fmm_nc(p) + 1 + 12 * (p + 1) + 2 * p + 8;
+}
+
+struct FmmShared {
+    double* j;     // the quarter turn's blocks
+    double *xr, *xi, *yr, *yi, *or_, *oi, *cr, *ci;
+    double2 *load, *to_shift, *from_shift, *store, *mid, *phase;
+    double* powers;  // 2p + 8
+};
+
+__device__ __forceinline__ FmmShared fmm_carve(double* base, u32 p) {
+    FmmShared s;
+    const u32 nc = fmm_nc(p);
+    double* at = base;
+    s.j = at;
+    at += fmm_stride(p);
+    s.xr = at;
+    at += nc;
+    s.xi = at;
+    at += nc;
+    s.yr = at;
+    at += nc;
+    s.yi = at;
+    at += nc;
+    s.or_ = at;
+    at += nc;
+    s.oi = at;
+    at += nc;
+    s.cr = at;
+    at += nc;
+    s.ci = at;
+    at += nc;
+    // double2 need 16-byte alignment (the base is aligned): one pad double when the
+    // count so far is odd (fmm_shared_doubles counts it always).
+    if (((at - base) & 1) != 0) at += 1;
+    double2* f = reinterpret_cast<double2*>(at);
+    s.load = f;
+    s.to_shift = f + (p + 1);
+    s.from_shift = f + 2 * (p + 1);
+    s.store = f + 3 * (p + 1);
+    s.mid = f + 4 * (p + 1);
+    s.phase = f + 5 * (p + 1);
+    s.powers = at + 12 * (p + 1);
+    return s;
+}
+
+// The coefficients a thread owns: i, its degree n and order m, its order-major position o.
+struct FmmSlots {
+    u32 i[FMM_SLOTS], n[FMM_SLOTS], m[FMM_SLOTS], o[FMM_SLOTS];
+    bool valid[FMM_SLOTS];
+};
+
+__device__ __forceinline__ FmmSlots fmm_slots(u32 p) {
+    FmmSlots s;
+    const u32 nc = fmm_nc(p);
+#pragma unroll
+    for (u32 k = 0; k < FMM_SLOTS; ++k) {
+        const u32 i = threadIdx.x + k * FMM_THREADS;
+        u32 n = 0;
+        while (fmm_index(n + 1, 0) <= i) ++n;
+        const u32 m = i - fmm_index(n, 0);
+        s.i[k] = i;
+        s.n[k] = n;
+        s.m[k] = m;
+        s.o[k] = fmm_order_start(p, m) + (n - m);
+        s.valid[k] = i < nc;
+    }
+    return s;
+}
+
+// i^m.
+__device__ __forceinline__ double2 fmm_i_pow(u32 m) {
+    switch (m & 3u) {
+        case 0: return cx(1.0, 0.0);
+        case 1: return cx(0.0, 1.0);
+        case 2: return cx(-1.0, 0.0);
+        default: return cx(0.0, -1.0);
+    }
+}
+
+#define FMM_M2M 0
+#define FMM_M2L 1
+#define FMM_L2L 2
+
+// The per-pair factors (thread 0: frame and prepare of translate.rs; thread 32: the shift
+// powers), for the shift t.
+template <int KIND>
+__device__ __forceinline__ void fmm_prologue(const FmmShared& s, u32 p, double tx, double ty, double tz,
+                                             const double* __restrict__ tables) {
+    const double rho2 = fmm_add(fmm_mul(tx, tx), fmm_mul(ty, ty));
+    const double rho = fmm_sqrt(rho2);
+    const double tau = fmm_sqrt(fmm_add(rho2, fmm_mul(tz, tz)));
+    if (threadIdx.x == 0) {
+        double2 unit = cx(1.0, 0.0);
+        if (rho2 > 0.0) {
+            const double inv = fmm_div(1.0, rho);
+            unit = cx(fmm_mul(tx, inv), fmm_mul(ty, inv));
+        }
+        const double2 cs = cx(fmm_div(tz, tau), fmm_div(rho, tau));
+        const bool load_conj = KIND == FMM_L2L;
+        const bool store_conj = KIND == FMM_M2M;
+        double2 ph = cx(1.0, 0.0);
+        double2 mid = cx(1.0, 0.0);
+        const double2 u = cx(-cs.x, cs.y);
+        for (u32 m = 0; m <= p; ++m) {
+            if (m > 0) ph = cx_mul(ph, unit);
+            s.phase[m] = ph;
+            const double w = m == 0 ? 2.0 : 1.0;
+            const double2 i = fmm_i_pow(m);
+            const double2 f_in = cx_scale(i, fmm_div(1.0, w));
+            const double2 f_out = cx_scale(i, w);
+            s.load[m] = cx_mul(f_in, load_conj ? cx_conj(ph) : ph);
+            s.to_shift[m] = f_out;
+            s.from_shift[m] = f_in;
+            s.store[m] = cx_mul(f_out, store_conj ? cx_conj(ph) : ph);
+            s.mid[m] = mid;
+            mid = cx_mul(mid, u);
+        }
+    } else if (threadIdx.x == 32) {
+        if (KIND == FMM_M2L) {
+            const double* fact = tables + fmm_tables_fact(p);
+            const double inv_tau = fmm_div(1.0, tau);
+            double power = inv_tau;
+            for (u32 j = 0; j <= 2 * p; ++j) {
+                s.powers[j] = fmm_mul(fact[j], power);
+                power = fmm_mul(power, inv_tau);
+            }
+        } else {
+            const double* inv_fact = tables + fmm_tables_inv_fact(p);
+            double power = 1.0;
+            for (u32 k = 0; k <= p; ++k) {
+                s.powers[k] = fmm_mul(power, inv_fact[k]);
+                power = fmm_mul(power, tau);
+            }
+        }
+    }
+}
+
+// One matrix pass of the quarter turn over degree-major (in_r, in_i) into (out_r, out_i)
+// for the thread's coefficients: out_n[a] = sum_b E+_n[b][a] in_n[b] (real parts),
+// sum_(b>=1) E-_n[b-1][a-1] in_n[b] (imaginary parts, 0 for a = 0): rotation.rs's axpy.
+// With `mid` (0 none, 1 forward, 2 backward) the outputs are multiplied by mid[a] or its
+// conjugate (the quarter turn's middle phase pass, folded in).
+__device__ __forceinline__ void fmm_axpy(const FmmShared& s, const FmmSlots& sl, u32 p, const double* in_r,
+                                         const double* in_i, double* out_r, double* out_i, int mid) {
+    const u32 minus_base = fmm_plus_offset(p + 1);
+#pragma unroll
+    for (u32 k = 0; k < FMM_SLOTS; ++k) {
+        if (!sl.valid[k]) continue;
+        const u32 n = sl.n[k], a = sl.m[k];
+        const u32 base = fmm_index(n, 0);
+        const double* plus = s.j + fmm_plus_offset(n);
+        double re = 0.0;
+        for (u32 b = 0; b <= n; ++b) fmm_acc(re, plus[b * (n + 1) + a], in_r[base + b]);
+        double im = 0.0;
+        if (a > 0) {
+            const double* minus = s.j + minus_base + fmm_minus_offset(n);
+            for (u32 b = 1; b <= n; ++b) fmm_acc(im, minus[(b - 1) * n + (a - 1)], in_i[base + b]);
+        }
+        if (mid != 0) {
+            const double2 f = mid == 1 ? s.mid[a] : cx_conj(s.mid[a]);
+            const double2 v = cx_mul(cx(re, im), f);
+            re = v.x;
+            im = v.y;
+        }
+        out_r[sl.i[k]] = re;
+        out_i[sl.i[k]] = im;
+    }
+}
+
+// One translation of `src` (nc double2, global memory) by the shift t, added to the
+// thread's accumulators `acc` (what translate.rs's m2m / m2l / l2l add to `dst`). Every
+// thread of the block calls it (barriers inside); the caller synchronises before the
+// first call (J loaded).
+template <int KIND>
+__device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots& sl, u32 p,
+                                              const double* __restrict__ tables, const double2* __restrict__ src,
+                                              double tx, double ty, double tz, double2 acc[FMM_SLOTS]) {
+    const double* sv = tables;
+    const double* inv_s = tables + fmm_tables_inv_s(p);
+    fmm_prologue<KIND>(s, p, tx, ty, tz, tables);
+    __syncthreads();
+    // load: x = (src * load[m]) * f, f = s (M2M, M2L) or 1/s (L2L).
+#pragma unroll
+    for (u32 k = 0; k < FMM_SLOTS; ++k) {
+        if (!sl.valid[k]) continue;
+        const u32 i = sl.i[k];
+        const double f = KIND == FMM_L2L ? inv_s[i] : sv[i];
+        const double2 v = cx_scale(cx_mul(src[i], s.load[sl.m[k]]), f);
+        s.xr[i] = v.x;
+        s.xi[i] = v.y;
+    }
+    __syncthreads();
+    fmm_axpy(s, sl, p, s.xr, s.xi, s.yr, s.yi, 1);
+    __syncthreads();
+    fmm_axpy(s, sl, p, s.yr, s.yi, s.xr, s.xi, 0);
+    __syncthreads();
+    // to order-major: (x * to_shift[m]) * f, f = 1/s (M2M, M2L) or s (L2L); M2L conjugates.
+#pragma unroll
+    for (u32 k = 0; k < FMM_SLOTS; ++k) {
+        if (!sl.valid[k]) continue;
+        const u32 i = sl.i[k];
+        const double f = KIND == FMM_L2L ? sv[i] : inv_s[i];
+        const double2 v = cx_mul(cx(s.xr[i], s.xi[i]), s.to_shift[sl.m[k]]);
+        s.or_[sl.o[k]] = fmm_mul(v.x, f);
+        s.oi[sl.o[k]] = KIND == FMM_M2L ? fmm_mul(fmm_mul(v.y, f), -1.0) : fmm_mul(v.y, f);
+    }
+    __syncthreads();
+    // The shift of each order m (run start..start + len of the order-major arrays); the
+    // output is position q of the run.
+#pragma unroll
+    for (u32 k = 0; k < FMM_SLOTS; ++k) {
+        if (!sl.valid[k]) continue;
+        const u32 m = sl.m[k];
+        const u32 q = sl.n[k] - m;
+        const u32 len = p - m + 1;
+        const u32 start = fmm_order_start(p, m);
+        double ar = 0.0, ai = 0.0;
+        if (KIND == FMM_M2L) {
+            for (u32 j = 0; j < len; ++j) {
+                const double f = s.powers[2 * m + j + q];
+                fmm_acc(ar, f, s.or_[start + j]);
+                fmm_acc(ai, f, s.oi[start + j]);
+            }
+        } else if (KIND == FMM_M2M) {
+            for (u32 j = 0; j <= q; ++j) {
+                const double f = s.powers[q - j];
+                fmm_acc(ar, f, s.or_[start + j]);
+                fmm_acc(ai, f, s.oi[start + j]);
+            }
+        } else {
+            for (u32 kk = q; kk < len; ++kk) {
+                const double f = s.powers[kk - q];
+                fmm_acc(ar, f, s.or_[start + kk]);
+                fmm_acc(ai, f, s.oi[start + kk]);
+            }
+        }
+        s.cr[sl.o[k]] = ar;
+        s.ci[sl.o[k]] = ai;
+    }
+    __syncthreads();
+    // from order-major: (c * f) * from_shift[m], f = s (M2M), (-1)^(n+m) / s (M2L), 1/s (L2L).
+#pragma unroll
+    for (u32 k = 0; k < FMM_SLOTS; ++k) {
+        if (!sl.valid[k]) continue;
+        const u32 i = sl.i[k];
+        double f;
+        if (KIND == FMM_M2M) {
+            f = sv[i];
+        } else if (KIND == FMM_M2L) {
+            f = fmm_mul(((sl.n[k] + sl.m[k]) & 1u) ? -1.0 : 1.0, inv_s[i]);
+        } else {
+            f = inv_s[i];
+        }
+        const double2 v = cx_mul(cx_scale(cx(s.cr[sl.o[k]], s.ci[sl.o[k]]), f), s.from_shift[sl.m[k]]);
+        s.xr[i] = v.x;
+        s.xi[i] = v.y;
+    }
+    __syncthreads();
+    fmm_axpy(s, sl, p, s.xr, s.xi, s.yr, s.yi, 2);
+    __syncthreads();
+    fmm_axpy(s, sl, p, s.yr, s.yi, s.xr, s.xi, 0);
+    __syncthreads();
+    // store: acc += (x * store[m]) * f, f = 1/s (M2M) or s (M2L, L2L).
+#pragma unroll
+    for (u32 k = 0; k < FMM_SLOTS; ++k) {
+        if (!sl.valid[k]) continue;
+        const u32 i = sl.i[k];
+        const double f = KIND == FMM_M2M ? inv_s[i] : sv[i];
+        acc[k] = cx_add(acc[k], cx_scale(cx_mul(cx(s.xr[i], s.xi[i]), s.store[sl.m[k]]), f));
+    }
+    __syncthreads();  // the next pair's prologue overwrites the factors
+}
+
+// J into shared memory (once per block).
+__device__ __forceinline__ void fmm_load_j(const FmmShared& s, u32 p, const double* __restrict__ tables) {
+    const double* j = tables + fmm_tables_j(p);
+    const u32 len = fmm_stride(p);
+    for (u32 e = threadIdx.x; e < len; e += blockDim.x) s.j[e] = j[e];
+    __syncthreads();
+}
+
+// (grid[to] - grid[from]) * half_unit, as FmmNodes::shift.
+__device__ __forceinline__ void fmm_shift(const i64* __restrict__ grid, u32 to, u32 from, double hx, double hy,
+                                          double hz, double& tx, double& ty, double& tz) {
+    tx = fmm_mul((double)(grid[3 * (size_t)to] - grid[3 * (size_t)from]), hx);
+    ty = fmm_mul((double)(grid[3 * (size_t)to + 1] - grid[3 * (size_t)from + 1]), hy);
+    tz = fmm_mul((double)(grid[3 * (size_t)to + 2] - grid[3 * (size_t)from + 2]), hz);
+}
+
+// ---- P2M ----------------------------------------------------------------------------------
+
+// Y_n^m(d) by the CPU's recurrences (Tables::regular): the diagonal to m, then the column
+// to n.
+__device__ __forceinline__ double2 fmm_regular(double dx, double dy, double dz, u32 n, u32 m,
+                                               const double* __restrict__ inv_nm) {
+    const double r2 = fmm_norm2(dx, dy, dz);
+    const double2 xi = cx(dx, dy);
+    double2 diag = cx(1.0, 0.0);
+    for (u32 k = 1; k <= m; ++k) diag = cx_scale(cx_mul(xi, diag), fmm_div(-0.5, (double)k));
+    if (n == m) return diag;
+    double2 prev2 = diag;
+    double2 prev1 = cx_scale(diag, dz);
+    for (u32 k = m + 2; k <= n; ++k) {
+        const double2 a = cx_scale(prev1, fmm_mul((double)(2 * k - 1), dz));
+        const double2 b = cx_scale(prev2, r2);
+        const double2 cur = cx_scale(cx_sub(a, b), inv_nm[fmm_index(k, m)]);
+        prev2 = prev1;
+        prev1 = cur;
+    }
+    return prev1;
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_THREADS)
+    fmm_p2m(const float* __restrict__ bodies, const u32* __restrict__ leaves, const u32* __restrict__ begins,
+            const u32* __restrict__ counts, const double* __restrict__ centres, const double* __restrict__ tables,
+            double2* __restrict__ multipoles, u32 leaves_count, u32 p, double origin_x, double origin_y,
+            double origin_z, double inv_scale) {
+    const FmmSlots sl = fmm_slots(p);
+    const u32 nc = fmm_nc(p);
+    const double* inv_nm = tables + fmm_tables_inv_nm(p);
+    for (u32 l = blockIdx.x; l < leaves_count; l += gridDim.x) {
+        const u32 node = leaves[l];
+        const u32 begin = begins[node], count = counts[node];
+        const double cxn = centres[3 * (size_t)node], cyn = centres[3 * (size_t)node + 1],
+                     czn = centres[3 * (size_t)node + 2];
+        double2 acc[FMM_SLOTS];
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) acc[k] = cx(0.0, 0.0);
+        for (u32 j = begin; j < begin + count; ++j) {
+            const float4 b = reinterpret_cast<const float4*>(bodies)[j];
+            const double dx = fmm_sub(fmm_mul(fmm_sub((double)b.x, origin_x), inv_scale), cxn);
+            const double dy = fmm_sub(fmm_mul(fmm_sub((double)b.y, origin_y), inv_scale), cyn);
+            const double dz = fmm_sub(fmm_mul(fmm_sub((double)b.z, origin_z), inv_scale), czn);
+            const double q = (double)b.w;
+#pragma unroll
+            for (u32 k = 0; k < FMM_SLOTS; ++k) {
+                if (!sl.valid[k]) continue;
+                const double2 y = fmm_regular(dx, dy, dz, sl.n[k], sl.m[k], inv_nm);
+                acc[k] = cx_add(acc[k], cx_scale(cx_conj(y), q));
+            }
+        }
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) {
+            if (sl.valid[k]) multipoles[(size_t)node * nc + sl.i[k]] = acc[k];
+        }
+    }
+}
+
+// ---- M2M, M2L, L2L -------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(FMM_THREADS)
+    fmm_m2m(const i64* __restrict__ grid, const u32* __restrict__ first_children, const u32* __restrict__ counts,
+            const double* __restrict__ tables, double2* __restrict__ multipoles, u32 first, u32 count, u32 children,
+            u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmShared s = fmm_carve(fmm_smem, p);
+    const FmmSlots sl = fmm_slots(p);
+    const u32 nc = fmm_nc(p);
+    fmm_load_j(s, p, tables);
+    for (u32 b = blockIdx.x; b < count; b += gridDim.x) {
+        const u32 node = first + b;
+        const u32 child0 = first_children[node];
+        if (child0 == FMM_NONE) continue;  // a leaf: fmm_p2m wrote it (uniform per block)
+        double2 acc[FMM_SLOTS];
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) acc[k] = cx(0.0, 0.0);
+        if (counts[node] > 0) {
+            for (u32 c = child0; c < child0 + children; ++c) {
+                if (counts[c] == 0) continue;
+                double tx, ty, tz;
+                fmm_shift(grid, c, node, hx, hy, hz, tx, ty, tz);
+                fmm_translate<FMM_M2M>(s, sl, p, tables, multipoles + (size_t)c * nc, tx, ty, tz, acc);
+            }
+        }
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) {
+            if (sl.valid[k]) multipoles[(size_t)node * nc + sl.i[k]] = acc[k];
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_THREADS)
+    fmm_m2l(const i64* __restrict__ grid, const u32* __restrict__ m2l_offsets, const u32* __restrict__ m2l_sources,
+            const double* __restrict__ tables, const double2* __restrict__ multipoles, double2* __restrict__ locals,
+            u32 nodes, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmShared s = fmm_carve(fmm_smem, p);
+    const FmmSlots sl = fmm_slots(p);
+    const u32 nc = fmm_nc(p);
+    fmm_load_j(s, p, tables);
+    for (u32 t = blockIdx.x; t < nodes; t += gridDim.x) {
+        double2 acc[FMM_SLOTS];
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) acc[k] = cx(0.0, 0.0);
+        const u32 end = m2l_offsets[t + 1];
+        for (u32 e = m2l_offsets[t]; e < end; ++e) {
+            const u32 src = m2l_sources[e];
+            double tx, ty, tz;
+            fmm_shift(grid, t, src, hx, hy, hz, tx, ty, tz);
+            fmm_translate<FMM_M2L>(s, sl, p, tables, multipoles + (size_t)src * nc, tx, ty, tz, acc);
+        }
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) {
+            if (sl.valid[k]) locals[(size_t)t * nc + sl.i[k]] = acc[k];
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_THREADS)
+    fmm_l2l(const i64* __restrict__ grid, const u32* __restrict__ parents, const u32* __restrict__ counts,
+            const u32* __restrict__ has_local, const double* __restrict__ tables, double2* __restrict__ locals,
+            u32 first, u32 count, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmShared s = fmm_carve(fmm_smem, p);
+    const FmmSlots sl = fmm_slots(p);
+    const u32 nc = fmm_nc(p);
+    fmm_load_j(s, p, tables);
+    for (u32 b = blockIdx.x; b < count; b += gridDim.x) {
+        const u32 node = first + b;
+        const u32 parent = parents[node];
+        if (parent == FMM_NONE || has_local[parent] == 0 || counts[node] == 0) continue;  // uniform per block
+        double2 acc[FMM_SLOTS];
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) {
+            acc[k] = sl.valid[k] ? locals[(size_t)node * nc + sl.i[k]] : cx(0.0, 0.0);
+        }
+        double tx, ty, tz;
+        fmm_shift(grid, node, parent, hx, hy, hz, tx, ty, tz);
+        fmm_translate<FMM_L2L>(s, sl, p, tables, locals + (size_t)parent * nc, tx, ty, tz, acc);
+#pragma unroll
+        for (u32 k = 0; k < FMM_SLOTS; ++k) {
+            if (sl.valid[k]) locals[(size_t)node * nc + sl.i[k]] = acc[k];
+        }
+    }
+}
+
+// ---- L2P ----------------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(FMM_L2P_THREADS)
+    fmm_l2p(const float* __restrict__ bodies, const u32* __restrict__ particle_nodes,
+            const u32* __restrict__ has_local, const double* __restrict__ centres, const double* __restrict__ tables,
+            const double2* __restrict__ locals, float4* __restrict__ acc, u32 n, u32 p, double origin_x,
+            double origin_y, double origin_z, double inv_scale, double far_acc, double far_pot) {
+    const u32 i = blockIdx.x * FMM_L2P_THREADS + threadIdx.x;
+    if (i >= n) return;
+    const u32 node = particle_nodes[i];
+    if (has_local[node] == 0) return;
+    const u32 nc = fmm_nc(p);
+    const double2* L = locals + (size_t)node * nc;
+    const double* inv_nm = tables + fmm_tables_inv_nm(p);
+    const float4 b = reinterpret_cast<const float4*>(bodies)[i];
+    const double dx = fmm_sub(fmm_mul(fmm_sub((double)b.x, origin_x), inv_scale), centres[3 * (size_t)node]);
+    const double dy = fmm_sub(fmm_mul(fmm_sub((double)b.y, origin_y), inv_scale), centres[3 * (size_t)node + 1]);
+    const double dz = fmm_sub(fmm_mul(fmm_sub((double)b.z, origin_z), inv_scale), centres[3 * (size_t)node + 2]);
+    const double r2 = fmm_norm2(dx, dy, dz);
+    const double2 xi = cx(dx, dy);
+    double phi = 0.0, gz = 0.0;
+    double2 g = cx(0.0, 0.0);
+    double2 diag = cx(1.0, 0.0);
+    for (u32 m = 0; m <= p; ++m) {
+        if (m > 0) diag = cx_scale(cx_mul(xi, diag), fmm_div(-0.5, (double)m));
+        const double w = m == 0 ? 1.0 : 2.0;
+        double2 prev2 = cx(0.0, 0.0), y = diag;
+        for (u32 nn = m; nn <= p; ++nn) {
+            if (nn == m + 1) {
+                prev2 = y;
+                y = cx_scale(diag, dz);
+            } else if (nn > m + 1) {
+                const double2 a = cx_scale(y, fmm_mul((double)(2 * nn - 1), dz));
+                const double2 c = cx_scale(prev2, r2);
+                prev2 = y;
+                y = cx_scale(cx_sub(a, c), inv_nm[fmm_index(nn, m)]);
+            }
+            // y = Y_nn^m: the terms it meets (gpu/fmm/mod.rs derives them from l2p).
+            phi = fmm_add(phi, fmm_mul(w, cx_re_conj(L[fmm_index(nn, m)], y)));
+            if (nn + 1 <= p) {
+                gz = fmm_add(gz, fmm_mul(w, cx_re_conj(L[fmm_index(nn + 1, m)], y)));
+                if (m >= 1) g = cx_add(g, cx_mul(L[fmm_index(nn + 1, m - 1)], cx_conj(y)));
+                g = cx_sub(g, cx_mul(cx_conj(L[fmm_index(nn + 1, m + 1)]), y));
+            }
+        }
+    }
+    float4 f = acc[i];
+    f.x = __fadd_rn(f.x, (float)fmm_mul(far_acc, g.x));
+    f.y = __fadd_rn(f.y, (float)fmm_mul(far_acc, -g.y));
+    f.z = __fadd_rn(f.z, (float)fmm_mul(far_acc, gz));
+    f.w = __fadd_rn(f.w, (float)fmm_mul(far_pot, phi));
+    acc[i] = f;
+}
