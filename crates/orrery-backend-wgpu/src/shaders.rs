@@ -74,6 +74,7 @@ const ORRERY_MODULES: &[&str] = &[
     orrery_shaders::traverse::DIRECT,
     orrery_shaders::traverse::UPWARD,
     orrery_shaders::traverse::WALK,
+    orrery_shaders::traverse::FMM_P2P,
     orrery_shaders::sim::INTEGRATE,
 ];
 
