@@ -25,10 +25,6 @@
 //!   to the CPU's `exact_search` with `==` (the device rescores in the CPU's order with
 //!   correctly rounded f64 operations), ties by row included.
 
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
-
-use orrery_backend_cuda::CudaExecutor;
-use orrery_backend_wgpu::WgpuExecutor;
 use orrery_clusters::gpu::{self, DeviceClusters, DeviceVectors, GpuCentroidStats, GpuExactSearch, Strategy};
 use orrery_clusters::synth::{SynthParams, gaussian_clusters, gaussian_queries};
 use orrery_clusters::{CentroidParams, CentroidStats, Clusters, Metric, NO_ROW, Vectors, centroid_stats, exact_search};
@@ -41,35 +37,9 @@ const REL: f64 = 1e-4;
 /// The skew's absolute floor (dimensionless; see the module docs).
 const SKEW_FLOOR: f64 = 1e-3;
 
-// ---- executors --------------------------------------------------------------------------
+// ---- executors: crate::executors -------------------------------------------------------
 
-fn open_or_skip<E>(open: impl FnOnce() -> orrery_core::Result<E>, require_var: &str) -> Option<E> {
-    match open() {
-        Ok(e) => Some(e),
-        Err(e) => {
-            let required = std::env::var(require_var).is_ok_and(|v| v == "1");
-            assert!(!required, "{require_var}=1 but no executor: {e}");
-            orrery_core::skip::report(&format!("clusters GPU test ({require_var} not set)"), &e.to_string());
-            None
-        }
-    }
-}
-
-/// One GPU test at a time: the executors are shared.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn cuda() -> Option<&'static CudaExecutor> {
-    static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
-}
-
-fn wgpu() -> Option<&'static WgpuExecutor> {
-    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
-}
+use crate::executors::{cuda, serial, wgpu};
 
 fn is_cuda<E: GpuExecutor>(exec: &E) -> bool {
     exec.kind() == orrery_core::ExecutorKind::Cuda

@@ -36,10 +36,6 @@
 //!   it). `nearest_cluster` must equal the CPU's unless the CPU's two nearest distances are
 //!   within `REL`.
 
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
-
-use orrery_backend_cuda::CudaExecutor;
-use orrery_backend_wgpu::WgpuExecutor;
 use orrery_clusters::gpu::{
     self, DeviceClusters, GpuCentroidStats, GpuDiversityStats, GpuPotentialStats, GpuScaleStats, GpuSubstructureStats,
 };
@@ -62,34 +58,9 @@ const MARGIN: f64 = 1e-4;
 /// may be binned differently (f32 distances and f32 edges; about 100 times their rounding).
 const EDGE: f64 = 1e-5;
 
-// ---- executors (as tests/clusters/gpu.rs) -------------------------------------------------
+// ---- executors: crate::executors -------------------------------------------------------
 
-fn open_or_skip<E>(open: impl FnOnce() -> orrery_core::Result<E>, require_var: &str) -> Option<E> {
-    match open() {
-        Ok(e) => Some(e),
-        Err(e) => {
-            let required = std::env::var(require_var).is_ok_and(|v| v == "1");
-            assert!(!required, "{require_var}=1 but no executor: {e}");
-            orrery_core::skip::report(&format!("clusters GPU families test ({require_var} not set)"), &e.to_string());
-            None
-        }
-    }
-}
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn cuda() -> Option<&'static CudaExecutor> {
-    static EXEC: OnceLock<Option<CudaExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(CudaExecutor::from_env, "ORRERY_REQUIRE_CUDA")).as_ref()
-}
-
-fn wgpu() -> Option<&'static WgpuExecutor> {
-    static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
-    EXEC.get_or_init(|| open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
-}
+use crate::executors::{cuda, serial, wgpu};
 
 // ---- comparisons --------------------------------------------------------------------------
 

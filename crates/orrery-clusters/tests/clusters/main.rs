@@ -18,6 +18,7 @@ mod determinism;
 mod diversity;
 mod edge_cases;
 mod errors;
+mod executors;
 mod gpu;
 mod gpu_families;
 mod grid;
