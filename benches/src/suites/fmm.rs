@@ -4,7 +4,8 @@
 //! Workloads: a uniform cube `[-1, 1)^3`, a Plummer sphere (Hénon units), a thin
 //! exponential disk (scale length 1), two Plummer clusters (separation 4, impact 0.5) and
 //! an expanding uniform sphere (radius 1); N = 1M, 4M, 10M on GPUs, 100K on the CPU
-//! (20K with `--quick`; `ORRERY_FMM_SIZES=1000000,4000000` picks others); seed 42;
+//! (20K with `--quick`; `ORRERY_FMM_SIZES=1000000,4000000` picks others; on GPUs
+//! `ORRERY_FMM_ONLY` picks rows by name, see [`selected`]); seed 42;
 //! unsoftened (the FMM's far field is the 1/r law).
 //!
 //! Settings: an adaptive Hilbert octree (LeafCount 64), theta 0.5, orders 4, 8 and 12;
@@ -71,6 +72,16 @@ fn workloads(n: usize) -> Result<Vec<Workload>> {
         ("expanding sphere", ic::expanding_sphere(n, 1.0, 1.0, 42)?),
     ];
     Ok(models.into_iter().map(|(name, ps)| Workload { name, bodies: ps.bodies::<f64>() }).collect())
+}
+
+/// Whether `workload` is selected by `ORRERY_FMM_ONLY` (comma-separated substrings of
+/// workload names, e.g. `uniform 1M fmm adaptive p 8`); everything when it is unset. A
+/// model none of whose rows is selected is not generated or summed.
+fn selected(workload: &str) -> bool {
+    match std::env::var("ORRERY_FMM_ONLY") {
+        Ok(list) if !list.trim().is_empty() => list.split(',').any(|part| workload.contains(part.trim())),
+        _ => true,
+    }
 }
 
 /// The sizes: `ORRERY_FMM_SIZES` (comma-separated body counts) when set, else 20K with
@@ -249,6 +260,8 @@ mod gpu {
     use orrery_traverse::solver::BarnesHut;
     use orrery_traverse::{Forces, Opening};
 
+    use super::selected;
+
     use super::{BH_THETAS, errors, median_ms, record, settings, size_label, sizes, to_f32, workloads};
     use crate::report::Record;
     use crate::stats::{Stats, measure};
@@ -294,13 +307,22 @@ mod gpu {
         let mut records = Vec::new();
         for n in sizes(cfg, false) {
             for w in workloads(n)? {
+                let prefix = format!("{} {} ", w.name, size_label(n));
+                let wanted = settings(n).iter().any(|(set, _)| selected(&format!("{prefix}fmm {set}")))
+                    || BH_THETAS.iter().any(|t| selected(&format!("{prefix}barnes-hut theta {t}")));
+                if !wanted {
+                    continue;
+                }
                 let bodies = to_f32(&w.bodies);
                 let targets = evenly_spaced_targets(n, TARGETS);
                 let reference = reference(exec, &bodies, &w.bodies, &targets)?;
                 for (setting, s) in settings(n) {
+                    let workload = format!("{} {} fmm {setting}", w.name, size_label(n));
+                    if !selected(&workload) {
+                        continue;
+                    }
                     let ((mut fmm, prepared), prep) = host_secs(|| GpuFmm::prepare(exec, &s, &bodies.view()?))?;
                     let d = GpuFmm::upload_bodies(exec, &prepared.bodies)?;
-                    let workload = format!("{} {} fmm {setting}", w.name, size_label(n));
                     let full = fmm.evaluate(exec, &d);
                     if let Err(Error::Unsupported { .. }) = full {
                         // Near field only (wgpu), once per tree (it does not depend on p).
@@ -342,6 +364,9 @@ mod gpu {
                 }
                 let d = DeviceBodies::upload(exec, &bodies.view()?)?;
                 for theta in BH_THETAS {
+                    if !selected(&format!("{} {} barnes-hut theta {theta}", w.name, size_label(n))) {
+                        continue;
+                    }
                     let bh = BarnesHut::new(Gravity::plummer(0.0f32), Opening::safe(theta));
                     let mut gpu = GpuBarnesHut::new(exec, bh, GpuWalk::Group)?;
                     gpu.step(exec, &d)?;
