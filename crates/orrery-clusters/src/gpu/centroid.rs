@@ -40,6 +40,7 @@
 use orrery_core::{Error, GpuExecutor, LaunchConfig, Result};
 
 use super::device::DeviceClusters;
+use super::plan::row_plan_host;
 use super::sources::{
     CENTROID, CL_CHUNK_ROWS, CL_FIELDS, CL_GROUP, CL_MERGE_THREADS, CL_P2_FIELDS, CL_P3_FIELDS, CL_THREADS, field,
 };
@@ -92,29 +93,6 @@ mod k {
     }
 }
 
-/// The chunk plan of a cluster layout: per chunk its cluster and first row, per cluster
-/// its first chunk (`clusters + 1` entries).
-struct ChunkPlan {
-    cluster: Vec<u32>,
-    start: Vec<u32>,
-    first: Vec<u32>,
-}
-
-fn chunk_plan(offsets: &[u32]) -> ChunkPlan {
-    let chunk = CL_CHUNK_ROWS;
-    let mut plan = ChunkPlan { cluster: Vec::new(), start: Vec::new(), first: vec![0] };
-    for (c, w) in offsets.windows(2).enumerate() {
-        let mut start = w[0];
-        while start < w[1] {
-            plan.cluster.push(c as u32);
-            plan.start.push(start);
-            start = start.saturating_add(chunk);
-        }
-        plan.first.push(plan.cluster.len() as u32);
-    }
-    plan
-}
-
 /// The centroid family of one cluster layout on one executor: the plan, the scratch and
 /// the outputs, reusable for any number of runs over clusters of that layout.
 ///
@@ -165,8 +143,8 @@ impl<E: GpuExecutor> GpuCentroidStats<E> {
     pub fn new(exec: &E, clusters: &DeviceClusters<E>) -> Result<Self> {
         let offsets = clusters.offsets().to_vec();
         let (k, n, dim) = (clusters.len(), clusters.num_vectors(), clusters.dim());
-        let plan = chunk_plan(&offsets);
-        let chunks = plan.cluster.len();
+        let (plan_cluster, plan_start, plan_first) = row_plan_host(&offsets, CL_CHUNK_ROWS);
+        let chunks = plan_cluster.len();
         let groups = k.div_ceil(CL_GROUP as usize);
         let max = exec.limits().max_buffer_bytes;
         for (what, elems) in [
@@ -181,9 +159,9 @@ impl<E: GpuExecutor> GpuCentroidStats<E> {
         Ok(Self {
             dim,
             chunks,
-            chunk_cluster: upload(exec, &plan.cluster)?,
-            chunk_start: upload(exec, &plan.start)?,
-            chunk_first: upload(exec, &plan.first)?,
+            chunk_cluster: upload(exec, &plan_cluster)?,
+            chunk_start: upload(exec, &plan_start)?,
+            chunk_first: upload(exec, &plan_first)?,
             part1: alloc(exec, chunks * dim)?,
             sums: alloc(exec, k * dim)?,
             gpart: alloc(exec, groups * dim)?,
@@ -404,11 +382,11 @@ mod tests {
     #[test]
     fn the_chunk_plan_covers_every_member_once_in_order() {
         let offsets = [0u32, 0, 300, 300, 301, 557];
-        let p = chunk_plan(&offsets);
-        assert_eq!(p.first, [0, 0, 3, 3, 4, 6]);
-        assert_eq!(p.cluster, [1, 1, 1, 3, 4, 4]);
-        assert_eq!(p.start, [0, 128, 256, 300, 301, 429]);
-        let p = chunk_plan(&[0, 0]);
-        assert!(p.cluster.is_empty() && p.first == [0, 0]);
+        let (cluster, start, first) = row_plan_host(&offsets, CL_CHUNK_ROWS);
+        assert_eq!(first, [0, 0, 3, 3, 4, 6]);
+        assert_eq!(cluster, [1, 1, 1, 3, 4, 4]);
+        assert_eq!(start, [0, 128, 256, 300, 301, 429]);
+        let (cluster, _, first) = row_plan_host(&[0, 0], CL_CHUNK_ROWS);
+        assert!(cluster.is_empty() && first == [0, 0]);
     }
 }
