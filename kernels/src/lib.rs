@@ -298,7 +298,7 @@ pub mod clusters {
     //! of the centroid family is `orrery_shaders::clusters`; exact k-NN is CUDA only).
     //! `centroid.cu` follows `common.cuh` ([`unit::CENTROID`]); `substructure.cu` and
     //! `pairwise.cu` follow `common.cuh` and `pairs.cuh` ([`unit::SUBSTRUCTURE`],
-    //! [`unit::PAIRWISE`]); `knn.cu` is self-contained.
+    //! [`unit::PAIRWISE`]); `knn.cu` and `probe.cu` are self-contained.
 
     files! { "clusters";
         /// Shared prelude of the centroid family: launch constants, the statistics buffer's
@@ -309,6 +309,10 @@ pub mod clusters {
         /// Exact k-NN: norms, the tiled f32 screen with per-query top lists, the exact f64
         /// refinement, and the exact path for flagged queries.
         KNN = "knn.cu";
+        /// The inverted file and the lattice: k-means++ distances, Lloyd iterations, exact
+        /// f64 centroids, and the list-probing search (coarse keys, per-list partial top-k,
+        /// merge) with the fused side measurement.
+        PROBE = "probe.cu";
         /// Shared prelude of the sub-structure and pairwise modules: launch constants, the
         /// 64 x 64 distance tile, the pairwise item decode, f32 moments with a float count.
         PAIRS_CUH = "pairs.cuh";

@@ -246,18 +246,7 @@ impl<'a> Clusters<'a> {
     /// # Errors
     /// [`Error::InvalidArgument`] (`what = "cluster offsets"`) naming the empty cluster.
     pub fn check_non_empty(&self) -> Result<()> {
-        match (0..self.len()).find(|&c| self.size(c) == 0) {
-            None => Ok(()),
-            Some(c) => Err(invalid(
-                "cluster offsets",
-                format!(
-                    "cluster {c} is empty (offsets[{c}] = offsets[{}] = {}); this operation needs a \
-                     centroid for every cluster",
-                    c + 1,
-                    self.offsets[c]
-                ),
-            )),
-        }
+        check_non_empty_offsets(self.offsets)
     }
 }
 
@@ -283,6 +272,22 @@ fn check_offsets(offsets: &[u32]) -> Result<()> {
 }
 
 /// The first non-finite value (lowest index), as [`Error::NonFiniteValue`].
+/// [`Clusters::check_non_empty`] on raw (validated) offsets, for device clusters too.
+pub(crate) fn check_non_empty_offsets(offsets: &[u32]) -> Result<()> {
+    match offsets.windows(2).position(|w| w[0] == w[1]) {
+        None => Ok(()),
+        Some(c) => Err(invalid(
+            "cluster offsets",
+            format!(
+                "cluster {c} is empty (offsets[{c}] = offsets[{}] = {}); this operation needs a \
+                 centroid for every cluster",
+                c + 1,
+                offsets[c]
+            ),
+        )),
+    }
+}
+
 pub(crate) fn check_finite(values: &[f32], what: &'static str) -> Result<()> {
     let all_finite = |c: &[f32]| c.iter().fold(true, |ok, v| ok & v.is_finite());
     match values.par_chunks(FINITE_CHUNK).position_first(|c| !all_finite(c)) {

@@ -108,6 +108,12 @@ pub const CUDA_ONLY_MODULES: &[(&str, &str)] = &[
          has both texts",
     ),
     (
+        "clusters/probe",
+        "the inverted file and the lattice score every candidate in f64 in the CPU's order (bit-equal \
+         centroids, lists and neighbours); WGSL has no f64, so wgpu has neither (the host returns \
+         Error::Unsupported there: orrery-clusters gpu/probe.rs)",
+    ),
+    (
         "clusters/knn",
         "exact k-NN rescores its candidates in f64 in the CPU's order, so that rows and scores equal \
          the CPU's bit for bit; WGSL has no f64, so wgpu has no exact search (the host returns \

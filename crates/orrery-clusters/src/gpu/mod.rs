@@ -19,6 +19,11 @@
 //!   Gaussian-potential family at that sigma, and the diversity family's two tiled passes,
 //!   on CUDA and wgpu (f32; histograms may differ from the CPU's by pairs within rounding
 //!   of a bin edge, sigma by up to one bin width).
+//! - [`ivf`]: the inverted file ([`crate::IvfIndex`]: k-means++ seeding, Lloyd
+//!   iterations, `nprobe` lists per query) trained and searched on CUDA, with the CPU's
+//!   centroids, lists and neighbours bit for bit.
+//! - [`lattice`]: the lattice search over the user's clusters and its fused measurement of
+//!   member-to-centroid distances ([`crate::LatticeIndex`]), bit for bit, on CUDA.
 //! - [`cluster_statistics`]: all five families in one call.
 //!
 //! | family | CUDA | wgpu | precision against the CPU |
@@ -29,6 +34,8 @@
 //! | potential | yes | yes | relative 1e-4 at the GPU's sigma |
 //! | diversity | yes | yes | moments relative 1e-4; histogram up to pairs at an edge |
 //! | exact k-NN | yes | `Unsupported` (f64) | rows and f64 scores bit for bit |
+//! | inverted file | yes | `Unsupported` (f64) | centroids, lists, rows and scores bit for bit |
+//! | lattice, fused | yes | `Unsupported` (f64) | centroids, rows, scores, side buffer and its sums bit for bit |
 //!
 //! On wgpu a pairwise pass refuses a cluster of more than 4,194,240 members
 //! ([`orrery_core::Error::TooManyPoints`]: WGSL tile-pair indices are `u32`); CUDA takes
@@ -59,6 +66,7 @@
 //! |---|---|---|---|
 //! | `clusters/centroid` | `kernels/clusters/centroid.cu` (after `common.cuh`) | `shaders/clusters/centroid.wgsl` | [`centroid`] |
 //! | `clusters/knn` | `kernels/clusters/knn.cu` | none (f64 rescoring) | [`knn`] |
+//! | `clusters/probe` | `kernels/clusters/probe.cu` | none (f64 keys) | [`ivf`], [`lattice`] (engine `gpu/probe.rs`) |
 //! | `clusters/substructure` | `kernels/clusters/substructure.cu` (after `common.cuh`, `pairs.cuh`) | `shaders/clusters/substructure.wgsl` | [`substructure`] |
 //! | `clusters/pairwise` | `kernels/clusters/pairwise.cu` (after `common.cuh`, `pairs.cuh`) | `shaders/clusters/pairwise.wgsl` | [`pairwise`] |
 //!
@@ -69,21 +77,26 @@
 
 pub mod centroid;
 mod device;
+pub mod ivf;
 pub mod knn;
+pub mod lattice;
 pub mod pairwise;
 mod plan;
+mod probe;
 mod sources;
 mod statistics;
 pub mod substructure;
 
 pub use centroid::{GpuCentroidStats, centroid_stats};
 pub use device::{DeviceClusters, DeviceVectors};
+pub use ivf::{GpuIvfIndex, ivf_build};
 pub use knn::{GpuExactSearch, PendingSearch, Strategy, exact_search};
+pub use lattice::GpuLatticeIndex;
 #[cfg(feature = "cuda")]
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
 pub use orrery_backend_wgpu::WgpuExecutor;
 pub use pairwise::{GpuDiversityStats, GpuPotentialStats, GpuScaleStats};
-pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN, PAIRWISE, SUBSTRUCTURE};
+pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN, PAIRWISE, PROBE, SUBSTRUCTURE};
 pub use statistics::cluster_statistics;
 pub use substructure::GpuSubstructureStats;

@@ -14,6 +14,9 @@ pub const CENTROID: KernelSource = KernelSource::new(
 /// Exact k-NN: `kernels/clusters/knn.cu` (CUDA only: no WGSL text).
 pub const KNN: KernelSource = KernelSource::new("clusters/knn", orrery_kernels::clusters::KNN, "");
 
+/// The inverted file and the lattice: `kernels/clusters/probe.cu` (CUDA only: no WGSL text).
+pub const PROBE: KernelSource = KernelSource::new("clusters/probe", orrery_kernels::clusters::PROBE, "");
+
 /// The sub-structure family (two-means and the silhouette): `kernels/clusters/common.cuh` +
 /// `pairs.cuh` + `substructure.cu`, and `shaders/clusters/substructure.wgsl`.
 pub const SUBSTRUCTURE: KernelSource = KernelSource::new(
@@ -33,7 +36,7 @@ pub const PAIRWISE: KernelSource = KernelSource::new(
 
 /// Every module this crate launches (for ahead-of-time compile checks: `cargo xtask
 /// kernels` compiles each with NVRTC and validates the WGSL).
-pub const KERNEL_MODULES: [KernelSource; 4] = [CENTROID, KNN, SUBSTRUCTURE, PAIRWISE];
+pub const KERNEL_MODULES: [KernelSource; 5] = [CENTROID, KNN, PROBE, SUBSTRUCTURE, PAIRWISE];
 
 /// The entry points of the centroid module (both languages).
 pub const CENTROID_ENTRIES: [&str; 9] = [
@@ -61,6 +64,24 @@ pub const KNN_ENTRIES: [&str; 9] = [
     "knn_fallback_scatter",
 ];
 
+/// The entry points of the probe module (CUDA only).
+pub const PROBE_ENTRIES: [&str; 14] = [
+    "pr_keys",
+    "pr_d2",
+    "pr_chunk_sums",
+    "pr_seed",
+    "pr_sum_items",
+    "pr_fold_items",
+    "pr_gather_rows",
+    "pr_widen",
+    "pr_pairs",
+    "pr_items",
+    "pr_partial",
+    "pr_merge",
+    "pr_side_chunks",
+    "pr_side_fold",
+];
+
 /// The entry points of the sub-structure module (both languages).
 pub const SUBSTRUCTURE_ENTRIES: [&str; 7] =
     ["tm_seed", "tm_assign", "tm_chunk_sums", "tm_update", "tm_finish", "sil_rows", "sil_merge"];
@@ -79,9 +100,10 @@ pub const PAIRWISE_ENTRIES: [&str; 9] = [
 ];
 
 /// Every entry point of [`KERNEL_MODULES`], by module name.
-pub const KERNEL_ENTRIES: [(&str, &[&str]); 4] = [
+pub const KERNEL_ENTRIES: [(&str, &[&str]); 5] = [
     ("clusters/centroid", &CENTROID_ENTRIES),
     ("clusters/knn", &KNN_ENTRIES),
+    ("clusters/probe", &PROBE_ENTRIES),
     ("clusters/substructure", &SUBSTRUCTURE_ENTRIES),
     ("clusters/pairwise", &PAIRWISE_ENTRIES),
 ];
@@ -199,6 +221,24 @@ pub(crate) const KNN_NORM_THREADS: u32 = 256;
 /// `knn_thresholds` (`KNN_EXACT_THREADS`).
 pub(crate) const KNN_EXACT_THREADS: u32 = 256;
 
+// ---- the probe module's constants (probe.cu) -----------------------------------------------
+
+/// Threads of `pr_keys` and `pr_partial` (`PR_THREADS`: 16 x 16).
+pub(crate) const PR_THREADS: u32 = 256;
+/// Queries per tile of `pr_keys` and per item of `pr_partial` (`PR_TQ`).
+pub(crate) const PR_TQ: usize = 32;
+/// Centroids (or list rows) per tile (`PR_TC`).
+pub(crate) const PR_TC: usize = 32;
+/// List rows per segment of a `pr_partial` item (`PR_SEG`).
+pub(crate) const PR_SEG: usize = 2048;
+/// Threads of `pr_merge` (`PR_MERGE_THREADS`, at least [`crate::MAX_K`]).
+pub(crate) const PR_MERGE_THREADS: u32 = 128;
+/// Threads of the per-element kernels (`PR_ROW_THREADS`).
+pub(crate) const PR_ROW_THREADS: u32 = 256;
+/// Rows per block of the seeding's running sum and of the side's chunks (`PR_CHUNK`): the
+/// CPU's [`crate::search::ivf::SEED_CHUNK`] and [`crate::grid::MEMBER_CHUNK`].
+pub(crate) const PR_CHUNK: usize = 4096;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +287,22 @@ mod tests {
             assert!(knn.contains(&format!("#define {name} {v}u")), "{name}");
         }
         assert_eq!(KNN_MAX_KP, (crate::MAX_K + KNN_MARGIN).next_multiple_of(8));
+        let probe = PROBE.cuda;
+        for (name, v) in [
+            ("PR_THREADS", PR_THREADS as usize),
+            ("PR_TQ", PR_TQ),
+            ("PR_TC", PR_TC),
+            ("PR_SEG", PR_SEG),
+            ("PR_MAX_K", crate::MAX_K),
+            ("PR_MERGE_THREADS", PR_MERGE_THREADS as usize),
+            ("PR_ROW_THREADS", PR_ROW_THREADS as usize),
+            ("PR_CHUNK", PR_CHUNK),
+        ] {
+            assert!(probe.contains(&format!("#define {name} {v}u")), "{name}");
+        }
+        assert_eq!(PR_CHUNK, crate::search::ivf::SEED_CHUNK);
+        assert_eq!(PR_CHUNK, crate::grid::MEMBER_CHUNK);
+        assert!(PR_MERGE_THREADS as usize >= crate::MAX_K);
     }
 
     /// The sub-structure and pairwise modules' constants and field layouts in both languages.
@@ -303,6 +359,9 @@ mod tests {
         for entry in KNN_ENTRIES {
             assert!(orrery_core::gpu::cuda_params(KNN.cuda, entry).is_some(), "CUDA lacks {entry}");
         }
-        assert!(KNN.wgsl.is_empty());
+        for entry in PROBE_ENTRIES {
+            assert!(orrery_core::gpu::cuda_params(PROBE.cuda, entry).is_some(), "CUDA lacks {entry}");
+        }
+        assert!(KNN.wgsl.is_empty() && PROBE.wgsl.is_empty());
     }
 }

@@ -61,7 +61,7 @@ impl IvfParams {
 /// As [`IvfIndex::build`]: [`Error::EmptyInput`] for no rows,
 /// [`Error::InvalidArgument`] for `nlist` outside `1..=rows`.
 pub fn kmeans_plus_plus(data: &Vectors<'_>, nlist: usize, seed: u64) -> Result<Vec<u32>> {
-    check_nlist(data, nlist)?;
+    check_nlist_rows(data.len(), nlist)?;
     let n = data.len();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let first = rng.random_range(0..n as u64) as usize;
@@ -72,7 +72,12 @@ pub fn kmeans_plus_plus(data: &Vectors<'_>, nlist: usize, seed: u64) -> Result<V
         let total = chunk_sums.iter().fold(0.0, |a, s| a + s);
         let pick = if total > 0.0 {
             let u = rng.random::<f64>() * total;
-            draw(&d2, &chunk_sums, u)
+            let chunk =
+                |c: usize| -> Result<Vec<f64>> { Ok(d2[c * SEED_CHUNK..((c + 1) * SEED_CHUNK).min(n)].to_vec()) };
+            match draw(&chunk_sums, u, chunk)? {
+                Some(row) => row,
+                None => last_positive(&d2),
+            }
         } else {
             rng.random_range(0..n as u64) as usize
         };
@@ -83,8 +88,7 @@ pub fn kmeans_plus_plus(data: &Vectors<'_>, nlist: usize, seed: u64) -> Result<V
     Ok(chosen)
 }
 
-fn check_nlist(data: &Vectors<'_>, nlist: usize) -> Result<()> {
-    let n = data.len();
+pub(crate) fn check_nlist_rows(n: usize, nlist: usize) -> Result<()> {
     if n == 0 {
         return Err(Error::EmptyInput { what: "database", min: 1 });
     }
@@ -105,25 +109,36 @@ fn check_centroids(dim: usize, centroids: &[f64]) -> Result<usize> {
     Ok(centroids.len() / dim)
 }
 
-/// The first row whose running sum of `d2` exceeds `u`. The running sum is the chunk
+/// The first row whose running sum of `d2` exceeds `u`, or `None` when rounding left `u`
+/// at the total (the caller then takes [`last_positive`]). The running sum is the chunk
 /// totals in order plus the sum inside the chunk from 0, the same additions that made
-/// `chunk_sums`, so the row is always found when `u < total` (the last row with `d2 > 0`
-/// if rounding left `u` at the total).
-fn draw(d2: &[f64], chunk_sums: &[f64], u: f64) -> usize {
+/// `chunk_sums`; `chunk(c)` gives the `d2` values of chunk `c` (rows `c * SEED_CHUNK..`),
+/// fetched only for the chunks the draw looks into (the GPU index reads them back one at
+/// a time).
+pub(crate) fn draw(
+    chunk_sums: &[f64],
+    u: f64,
+    mut chunk: impl FnMut(usize) -> Result<Vec<f64>>,
+) -> Result<Option<usize>> {
     let mut acc = 0.0;
     for (c, &s) in chunk_sums.iter().enumerate() {
         if acc + s > u {
-            let start = c * SEED_CHUNK;
             let mut local = 0.0;
-            for (i, &d) in d2[start..(start + SEED_CHUNK).min(d2.len())].iter().enumerate() {
+            for (i, &d) in chunk(c)?.iter().enumerate() {
                 local += d;
                 if acc + local > u {
-                    return start + i;
+                    return Ok(Some(c * SEED_CHUNK + i));
                 }
             }
         }
         acc += s;
     }
+    Ok(None)
+}
+
+/// The last row with `d2 > 0` (row 0 when there is none): the draw's answer when rounding
+/// left `u` at the total.
+pub(crate) fn last_positive(d2: &[f64]) -> usize {
     d2.iter().rposition(|&d| d > 0.0).unwrap_or(0)
 }
 

@@ -21,6 +21,7 @@ mod errors;
 mod executors;
 mod gpu;
 mod gpu_families;
+mod gpu_search;
 mod grid;
 mod potential;
 mod scale;
