@@ -46,7 +46,7 @@ use orrery_core::{CpuExecutor, Executor, ExecutorKind, GpuExecutor, Result};
 
 use crate::report::Record;
 use crate::stats::{Stats, measure, measure_with_setup};
-use crate::suites::Config;
+use crate::suites::{Config, clusters_search};
 
 /// Input sets of the centroid workloads, rotated over the samples.
 const INPUT_SETS: u64 = 3;
@@ -224,6 +224,18 @@ fn centroid_mismatch(gpu: &CentroidStats, cpu: &CentroidStats, scale: f64) -> Op
 /// # Errors
 /// Invalid workloads (a bug here), device failures.
 pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
+    let mut records = centroid_gpu(exec, cfg)?;
+    records.extend(super::clusters_families::run_gpu(exec, cfg)?);
+    if exec.kind() != ExecutorKind::Cuda {
+        eprintln!("{}: exact k-NN, IVF and lattice search run on CUDA only (f64 keys); not timed", exec.name());
+        return Ok(records);
+    }
+    knn_gpu(exec, cfg, &mut records)?;
+    Ok(records)
+}
+
+/// The centroid family's rows.
+fn centroid_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
     let mut records = Vec::new();
     let params = CentroidParams::default();
     for w in centroid_workloads(cfg.quick) {
@@ -258,17 +270,19 @@ pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
         let info = format!("{} clusters, 9 launches", w.clusters());
         records.push(record(exec.name(), w.name(), w.members, w.bytes(), stats, info));
     }
-    records.extend(super::clusters_families::run_gpu(exec, cfg)?);
-    if exec.kind() != ExecutorKind::Cuda {
-        eprintln!("{}: exact k-NN runs on CUDA only (f64 rescoring); not timed", exec.name());
-        return Ok(records);
-    }
+    Ok(records)
+}
+
+/// The exact k-NN rows of both strategies, then the IVF and lattice rows on the same data.
+fn knn_gpu<E: GpuExecutor>(exec: &E, cfg: &Config, records: &mut Vec<Record>) -> Result<()> {
+    let mut index = None;
     for w in knn_workloads(cfg.quick) {
         let (data, qv) = w.data()?;
         let db = data.vectors()?;
         let q = Vectors::new(&qv, w.dim)?;
         let d = DeviceVectors::upload(exec, &db)?;
         let dq = DeviceVectors::upload(exec, &q)?;
+        let mut exact = None;
         for strategy in [Strategy::Threshold, Strategy::Lists] {
             exec.synchronize()?;
             let t = std::time::Instant::now();
@@ -311,7 +325,28 @@ pub fn run_gpu<E: GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
                 }
             };
             records.push(record(exec.name(), name, w.queries * w.rows(), (w.rows() * w.dim * 4) as u64, stats, info));
+            if strategy == Strategy::Threshold {
+                exact = Some((got, stats.median_ms));
+            }
+        }
+        // The inverted file and the lattice on the same data, against this exact result.
+        let Some((exact, exact_ms)) = exact else { continue };
+        let run = clusters_search::ExactRun {
+            data: &data,
+            database: &d,
+            queries: &dq,
+            exact: &exact,
+            exact_ms,
+            metric: w.metric,
+            shape: format!("{}q {} x {} k{}", w.queries, label(w.rows()), w.dim, w.k),
+        };
+        if index.is_none() {
+            let data_label = format!("{} x {}", label(w.rows()), w.dim);
+            index = Some(clusters_search::build(exec, &run, &data_label, records)?);
+        }
+        if let Some(index) = index.as_mut() {
+            records.extend(clusters_search::run_gpu(exec, cfg, index, &run)?);
         }
     }
-    Ok(records)
+    Ok(())
 }

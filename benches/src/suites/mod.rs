@@ -6,6 +6,7 @@
 pub mod balltree;
 pub mod clusters;
 pub mod clusters_families;
+pub mod clusters_search;
 pub mod fmm;
 pub mod gravity;
 pub mod keys;
