@@ -199,6 +199,39 @@ pub fn lattice_and_fused_equal_the_cpu<E: GpuExecutor>(exec: &E) {
     }
 }
 
+/// Every kernel of the module on small inputs (for compute-sanitizer's racecheck, which
+/// tracks every shared access): a 600-row index, a lattice with a cluster of two list
+/// segments, the fused search; all equal to the CPU.
+pub fn small_searches_for_the_sanitizers<E: GpuExecutor>(exec: &E) {
+    if !is_cuda(exec) {
+        return;
+    }
+    let data = data_with(6, 8, 100.0, 0.4, 3);
+    let v = data.vectors().unwrap();
+    let (cpu, mut gpu) = check_training(exec, "small index", &v, &IvfParams { nlist: 7, iterations: 2, seed: 1 });
+    let qv = gaussian_queries(&data, 40, 0.3, 2);
+    let q = Vectors::new(&qv, 8).unwrap();
+    let dq = DeviceVectors::upload(exec, &q).unwrap();
+    assert_same(
+        "small ivf",
+        &gpu.search(exec, &dq, 10, 3, Metric::L2).unwrap(),
+        &cpu.search(&q, 10, 3, Metric::L2).unwrap(),
+    );
+    let mut w: Vec<f32> = data.vectors[..40 * 8].to_vec();
+    for i in 0..2500u32 {
+        w.extend((0..8).map(|d| ((i * 7 + d) % 13) as f32 * 0.01 + 2.0));
+    }
+    let c = orrery_clusters::Clusters::new(&w, 8, &[0, 40, 2540]).unwrap();
+    let lat = LatticeIndex::new(c).unwrap();
+    let dc = DeviceClusters::upload(exec, &c).unwrap();
+    let mut glat = GpuLatticeIndex::new(exec, &dc).unwrap();
+    let (got, side) = glat.search_fused(exec, &dq, 10, 2, Metric::InnerProduct).unwrap();
+    let (want, want_side) = lat.search_fused(&q, 10, 2, Metric::InnerProduct).unwrap();
+    assert_same("small lattice", &got, &want);
+    assert_eq!(bits(&side.member_distance), bits(&want_side.member_distance));
+    assert_eq!(bits(&side.inertia), bits(&want_side.inertia));
+}
+
 /// Typed errors on CUDA; `Unsupported` on wgpu.
 pub fn ivf_and_lattice_errors_are_typed<E: GpuExecutor>(exec: &E) {
     let data = synth(4, 6, 20.0, 3);
@@ -250,7 +283,7 @@ macro_rules! gpu_tests {
         gpu_tests!(@each $exec,
             ivf_training_equals_the_cpu, ivf_search_equals_the_cpu,
             ivf_wide_probes_and_long_lists_equal_the_cpu, lattice_and_fused_equal_the_cpu,
-            ivf_and_lattice_errors_are_typed);
+            small_searches_for_the_sanitizers, ivf_and_lattice_errors_are_typed);
     };
     (@each $exec:ident, $($case:ident),+) => {
         $(
