@@ -21,8 +21,13 @@ S="compute-sanitizer --report-api-errors no --error-exitcode 9 --print-limit 20"
 if want tests; then
   {
     echo "== clusters GPU tests (commit $ORRERY_COMMIT)"
-    ORRERY_REQUIRE_CUDA=1 timeout 240 $k gpu 2>&1 | grep -E "^test |test result|panicked|SKIP|left|right" | tail -80
+    ORRERY_REQUIRE_CUDA=1 timeout 240 $k gpu 2>&1 | grep -E -A3 "^test |test result|panicked|SKIP" | tail -120
     echo "rc=${PIPESTATUS[0]}"
+    c=$(ls .device/bin/cuda-* 2>/dev/null | head -1)
+    if [ -n "$c" ]; then
+      echo "== cuda backend: shared memory opt-in"
+      ORRERY_REQUIRE_CUDA=1 timeout 60 $c shared_memory 2>&1 | grep -E -A3 "^test |test result|panicked"; echo "rc=${PIPESTATUS[0]}"
+    fi
   } > "$OUT/clusters-search-tests.txt" 2>&1
   cat "$OUT/clusters-search-tests.txt" | tail -45
 fi

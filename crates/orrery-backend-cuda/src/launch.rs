@@ -141,7 +141,11 @@ impl CudaExecutor {
             return Ok(());
         }
         self.stream.bind()?;
-        if shared_bytes > DEFAULT_SHARED_LIMIT && f.dynamic_shared.load(Ordering::Acquire) < shared_bytes {
+        // Static and dynamic shared memory share the default limit: a kernel with 18 KB of
+        // static arrays needs the opt-in for 40 KB of dynamic memory.
+        if f.static_shared.saturating_add(shared_bytes) > DEFAULT_SHARED_LIMIT
+            && f.dynamic_shared.load(Ordering::Acquire) < shared_bytes
+        {
             // SAFETY: `f` is a live function of the current context; the attribute takes a
             // byte count (the driver rejects values beyond the device's opt-in limit).
             unsafe {

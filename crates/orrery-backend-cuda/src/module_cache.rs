@@ -350,11 +350,15 @@ pub(crate) fn source_key(source: &KernelSource) -> SourceKey {
 }
 
 /// One kernel entry point: its handle, its parameter sizes as the driver reports them
-/// (`cuFuncGetParamInfo`), and the dynamic shared memory it was last allowed.
+/// (`cuFuncGetParamInfo`), its static shared memory, and the dynamic shared memory it was
+/// last allowed.
 pub(crate) struct Function {
     pub(crate) handle: CUfunction,
     /// Size in bytes of each parameter, in order.
     pub(crate) param_sizes: Vec<usize>,
+    /// Statically allocated shared memory per block (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`):
+    /// it counts against the same 48 KB default limit as the dynamic part.
+    pub(crate) static_shared: u32,
     /// Largest `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` set so far.
     pub(crate) dynamic_shared: AtomicU32,
 }
@@ -364,6 +368,19 @@ pub(crate) struct Function {
 unsafe impl Send for Function {}
 // SAFETY: as above; the mutable part is an atomic.
 unsafe impl Sync for Function {}
+
+/// The static shared memory of `f` in bytes.
+fn static_shared(f: CUfunction) -> Result<u32> {
+    let mut bytes = 0i32;
+    // SAFETY: `f` is a live function of the current context; the pointer is valid for one
+    // write.
+    unsafe {
+        sys::cuFuncGetAttribute(&raw mut bytes, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f)
+    }
+    .result()
+    .map_err(|e| crate::error::device_error("cuFuncGetAttribute(SHARED_SIZE_BYTES)", e))?;
+    Ok(u32::try_from(bytes).unwrap_or(0))
+}
 
 /// The parameter sizes of `f`, by asking `cuFuncGetParamInfo` for index 0, 1, ... until
 /// the driver answers `CUDA_ERROR_INVALID_VALUE` (past the last parameter).
@@ -494,7 +511,12 @@ impl ModuleCache {
                 crate::error::device_error("cuModuleGetFunction", e)
             }
         })?;
-        let f = Arc::new(Function { handle, param_sizes: param_sizes(handle)?, dynamic_shared: AtomicU32::new(0) });
+        let f = Arc::new(Function {
+            handle,
+            param_sizes: param_sizes(handle)?,
+            static_shared: static_shared(handle)?,
+            dynamic_shared: AtomicU32::new(0),
+        });
         functions.insert(entry.to_owned(), Arc::clone(&f));
         Ok(f)
     }

@@ -1097,3 +1097,48 @@ fn replaying_after_a_buffer_was_dropped_or_reallocated_is_an_error() {
         other => panic!("expected Error::Recording, got {other:?}"),
     }
 }
+
+// ---- shared memory: static and dynamic share the default limit ------------------------------
+
+const SHARED_SUM: KernelSource = KernelSource::new(
+    "test/shared_sum",
+    r#"
+// 20 KB of static shared memory plus `dyn_floats` dynamic floats: past 48 KB together, so the
+// launch needs the dynamic opt-in even though the dynamic part alone is below 48 KB.
+extern "C" __global__ void shared_sum(const float* x, float* out, unsigned dyn_floats) {
+    __shared__ float fixed[5120];
+    extern __shared__ float dyn[];
+    for (unsigned i = threadIdx.x; i < 5120u; i += blockDim.x) fixed[i] = x[i];
+    for (unsigned i = threadIdx.x; i < dyn_floats; i += blockDim.x) dyn[i] = 1.0f;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.0f;
+        for (unsigned i = 0; i < 5120u; ++i) s += fixed[i];
+        for (unsigned i = 0; i < dyn_floats; ++i) s += dyn[i];
+        out[0] = s;
+    }
+}
+"#,
+    "",
+);
+
+mod shared_kernels {
+    orrery_core::kernels! {
+        module = super::SHARED_SUM;
+        /// Sums 5,120 inputs through static shared memory and `dyn_floats` ones through dynamic.
+        pub fn shared_sum(read x: f32, write out: f32, scalar dyn_floats: u32);
+    }
+}
+
+#[test]
+fn static_and_dynamic_shared_memory_together_past_48_kb_launch() {
+    let gpu = cuda_or_skip!();
+    let x = gpu.upload(&vec![0.5f32; 5120]).unwrap();
+    let mut out = gpu.alloc::<f32>(1).unwrap();
+    // 10,240 dynamic floats (40 KB) + 20 KB static = 60 KB; then 12,288 (exactly 48 KB).
+    for dyn_floats in [10_240u32, 12_288, 1024] {
+        let config = orrery_core::LaunchConfig::<CudaExecutor>::blocks(1, 128).with_shared_bytes(dyn_floats * 4);
+        shared_kernels::shared_sum(gpu, &config, &x, &mut out, dyn_floats).unwrap();
+        assert_eq!(gpu.download(&out).unwrap()[0], 2560.0 + dyn_floats as f32, "{dyn_floats} dynamic floats");
+    }
+}
