@@ -18,7 +18,7 @@
 //! Correctness is the tests' (`gpu_search`: every result bit-equal to the CPU); the CPU
 //! index build at this size takes minutes, so the bench checks recall, not bits.
 
-use orrery_clusters::gpu::{DeviceClusters, DeviceVectors, GpuIvfIndex, GpuLatticeIndex};
+use orrery_clusters::gpu::{DeviceClusters, DeviceVectors, GpuIvfIndex, GpuLatticeIndex, ProbeTimes};
 use orrery_clusters::synth::SynthData;
 use orrery_clusters::{IvfParams, Metric, Neighbors};
 use orrery_core::{GpuExecutor, Result};
@@ -50,6 +50,14 @@ fn recall(got: &Neighbors, exact: &Neighbors) -> f64 {
     let hits: usize =
         (0..exact.len()).map(|q| got.rows_of(q).iter().filter(|r| exact.rows_of(q).contains(r)).count()).sum();
     hits as f64 / (exact.len() * exact.k) as f64
+}
+
+/// The step times of one search (an untimed run with markers between the steps).
+fn steps(t: &ProbeTimes) -> String {
+    format!(
+        "steps (one marked run): coarse {:.3}, select {:.3}, group {:.3}, partial {:.3}, merge {:.3} ms",
+        t.coarse_ms, t.select_ms, t.group_ms, t.partial_ms, t.merge_ms
+    )
 }
 
 fn metric_name(metric: Metric) -> &'static str {
@@ -104,13 +112,16 @@ pub fn run_gpu<E: GpuExecutor>(
     let (k, m) = (run.exact.k, metric_name(run.metric));
     let nq = run.queries.len();
     for nprobe in [1usize, 2, 4, 8, 16] {
+        index.set_stage_timing(true);
         let got = index.search(exec, run.queries, k, nprobe, run.metric)?;
+        let steps = index.stage_times().map(|t| steps(&t)).unwrap_or_default();
+        index.set_stage_timing(false);
         let r = recall(&got, run.exact);
         let stats = measure(exec, cfg.warmup, cfg.repeats, || {
             index.search(exec, run.queries, k, nprobe, run.metric).map(drop)
         })?;
         let info = format!(
-            "recall@10 {r:.4} vs exact; {:.1}x exact's queries/s (exact {:.2} ms); nlist {NLIST}, incl. result download",
+            "recall@10 {r:.4} vs exact; {:.1}x exact's queries/s (exact {:.2} ms); nlist {NLIST}, incl. result download; {steps}",
             run.exact_ms / stats.median_ms,
             run.exact_ms
         );
@@ -120,13 +131,16 @@ pub fn run_gpu<E: GpuExecutor>(
     let dc = DeviceClusters::upload(exec, &clusters)?;
     let mut lattice = GpuLatticeIndex::new(exec, &dc)?;
     for nprobe in [1usize, 4] {
+        lattice.set_stage_timing(true);
         let got = lattice.search(exec, run.queries, k, nprobe, run.metric)?;
+        let steps = lattice.stage_times().map(|t| steps(&t)).unwrap_or_default();
+        lattice.set_stage_timing(false);
         let r = recall(&got, run.exact);
         let stats = measure(exec, cfg.warmup, cfg.repeats, || {
             lattice.search(exec, run.queries, k, nprobe, run.metric).map(drop)
         })?;
         let info = format!(
-            "recall@10 {r:.4} vs exact; {:.1}x exact's queries/s; {} clusters",
+            "recall@10 {r:.4} vs exact; {:.1}x exact's queries/s; {} clusters; {steps}",
             run.exact_ms / stats.median_ms,
             clusters.len()
         );

@@ -28,7 +28,8 @@ use rand_chacha::ChaCha8Rng;
 
 use super::device::DeviceVectors;
 use super::probe::{
-    DeviceLists, ProbeScratch, check_f64_executor, check_queries, grid, list_bits, per_element, pk, probe_search,
+    DeviceLists, ProbeScratch, ProbeTimes, check_f64_executor, check_queries, grid, list_bits, per_element, pk,
+    probe_search,
 };
 use super::sources::{PR_CHUNK, PR_ROW_THREADS, PR_THREADS, PR_TQ};
 use crate::search::ivf::{IvfParams, check_nlist_rows, check_nprobe, draw, last_positive};
@@ -168,6 +169,18 @@ impl<E: GpuExecutor> GpuIvfIndex<E> {
         let mut out = vec![0u32; self.rows];
         exec.read(&self.list_rows, 0, &mut out)?;
         Ok(out)
+    }
+
+    /// Records the device time of each step of the following searches (markers between
+    /// the steps: a little overhead, for profiling; off by default).
+    pub fn set_stage_timing(&mut self, on: bool) {
+        self.scratch.timing = on;
+        self.scratch.times = None;
+    }
+
+    /// The step times of the last search, when [`Self::set_stage_timing`] is on.
+    pub fn stage_times(&self) -> Option<ProbeTimes> {
+        self.scratch.times
     }
 
     /// The `k` nearest rows of every query among the members of its `nprobe` nearest

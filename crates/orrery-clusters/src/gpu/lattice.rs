@@ -21,7 +21,9 @@
 use orrery_core::{GpuExecutor, Result};
 
 use super::device::{DeviceClusters, DeviceVectors};
-use super::probe::{DeviceLists, ProbeScratch, check_f64_executor, check_queries, grid, per_element, pk, probe_search};
+use super::probe::{
+    DeviceLists, ProbeScratch, ProbeTimes, check_f64_executor, check_queries, grid, per_element, pk, probe_search,
+};
 use super::sources::{PR_CHUNK, PR_ROW_THREADS};
 use crate::input::check_non_empty_offsets;
 use crate::search::fused::FusedStats;
@@ -115,6 +117,18 @@ impl<'c, E: GpuExecutor> GpuLatticeIndex<'c, E> {
     /// Transfer failures.
     pub fn centroids(&self, exec: &E) -> Result<Vec<f64>> {
         exec.download(&self.centroids)
+    }
+
+    /// Records the device time of each step of the following searches (markers between
+    /// the steps: a little overhead, for profiling; off by default).
+    pub fn set_stage_timing(&mut self, on: bool) {
+        self.scratch.timing = on;
+        self.scratch.times = None;
+    }
+
+    /// The step times of the last search, when [`Self::set_stage_timing`] is on.
+    pub fn stage_times(&self) -> Option<ProbeTimes> {
+        self.scratch.times
     }
 
     fn check(&self, queries: &DeviceVectors<E>, k: usize, nprobe: usize) -> Result<()> {

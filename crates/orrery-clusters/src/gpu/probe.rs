@@ -234,15 +234,62 @@ impl<E: GpuExecutor> Buffers<E> {
     }
 }
 
+/// Device time of each step of one search, in milliseconds, summed over its batches
+/// (recorded when timing is on: [`super::GpuIvfIndex::set_stage_timing`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProbeTimes {
+    /// The coarse keys (`pr_keys`).
+    pub coarse_ms: f64,
+    /// The selection of each query's lists (the executor's segmented top-k).
+    pub select_ms: f64,
+    /// The grouping of pairs by list, the slot and item offsets.
+    pub group_ms: f64,
+    /// The partial top-k of every (pair, segment) (`pr_partial`).
+    pub partial_ms: f64,
+    /// The merge (`pr_merge`).
+    pub merge_ms: f64,
+}
+
 /// The scratch of the probe search (reallocated when a search needs more, kept across
-/// searches).
+/// searches), and the step times of the last search when timing is on.
 pub(crate) struct ProbeScratch<E: GpuExecutor> {
     bufs: Option<Buffers<E>>,
+    pub timing: bool,
+    pub times: Option<ProbeTimes>,
 }
 
 impl<E: GpuExecutor> Default for ProbeScratch<E> {
     fn default() -> Self {
-        Self { bufs: None }
+        Self { bufs: None, timing: false, times: None }
+    }
+}
+
+/// Device markers between the steps of one batch (when timing).
+struct Marks<E: GpuExecutor> {
+    marks: Vec<E::Marker>,
+}
+
+impl<E: GpuExecutor> Marks<E> {
+    fn mark(&mut self, exec: &E, on: bool) -> Result<()> {
+        if on {
+            self.marks.push(exec.mark()?);
+        }
+        Ok(())
+    }
+
+    /// Adds the five step times of the batch to `t` (nothing when not timing).
+    fn add_to(&self, exec: &E, t: &mut ProbeTimes) -> Result<()> {
+        if self.marks.len() < 6 {
+            return Ok(());
+        }
+        let ms =
+            |i: usize| -> Result<f64> { Ok(exec.elapsed(&self.marks[i], &self.marks[i + 1])?.as_secs_f64() * 1e3) };
+        t.coarse_ms += ms(0)?;
+        t.select_ms += ms(1)?;
+        t.group_ms += ms(2)?;
+        t.partial_ms += ms(3)?;
+        t.merge_ms += ms(4)?;
+        Ok(())
     }
 }
 
@@ -297,15 +344,24 @@ pub(crate) fn probe_search<E: GpuExecutor>(
     let slots_per_query = lists.max_slots_per_query(nprobe);
     let batch = batch_size(nq, nlist, k, slots_per_query);
     let need = Capacity { batch, nlist, pairs: batch * nprobe, entries: batch * slots_per_query * k, out: nq * k };
+    let timing = scratch.timing;
+    let mut times = ProbeTimes::default();
     let b = scratch.get(exec, need)?;
     let search =
         Search { k, nprobe, metric: metric_code(metric), compute_units: exec.limits().compute_units.max(1) as usize };
     let mut first = 0;
     while first < nq {
         let nb = (nq - first).min(batch);
-        coarse(exec, lists, queries, &search, b, first, nb)?;
+        let mut marks = Marks::<E> { marks: Vec::new() };
+        marks.mark(exec, timing)?;
+        coarse_keys(exec, lists, queries, &search, b, first, nb)?;
+        marks.mark(exec, timing)?;
+        select(exec, lists, &search, b, nb)?;
+        marks.mark(exec, timing)?;
         group(exec, lists, &search, b, nb)?;
+        marks.mark(exec, timing)?;
         partial(exec, lists, queries, &search, b, first, side.as_deref_mut())?;
+        marks.mark(exec, timing)?;
         pk::pr_merge(
             exec,
             &grid(nb, PR_MERGE_THREADS),
@@ -320,8 +376,12 @@ pub(crate) fn probe_search<E: GpuExecutor>(
             k as u32,
             search.metric,
         )?;
+        marks.mark(exec, timing)?;
+        marks.add_to(exec, &mut times)?;
         first += nb;
     }
+    scratch.times = timing.then_some(times);
+    let b = scratch.bufs.as_ref().expect("allocated above");
     let mut rows = vec![0u32; nq * k];
     let mut scores = vec![0f64; nq * k];
     exec.read(&b.out_rows, 0, &mut rows)?;
@@ -329,9 +389,8 @@ pub(crate) fn probe_search<E: GpuExecutor>(
     Ok(Neighbors { k, rows, scores })
 }
 
-/// Step 1: the coarse keys of queries `first..first + nb` and their `nprobe` lists, as
-/// positions into the keys (`top_idx`).
-fn coarse<E: GpuExecutor>(
+/// Step 1: the coarse keys of queries `first..first + nb`.
+fn coarse_keys<E: GpuExecutor>(
     exec: &E,
     lists: &DeviceLists<'_, E>,
     queries: &DeviceVectors<E>,
@@ -361,8 +420,18 @@ fn coarse<E: GpuExecutor>(
         split_cents as u32,
         s.metric,
         0,
-    )?;
-    let pairs = nb * s.nprobe;
+    )
+}
+
+/// Step 2: every query's `nprobe` lists, as positions into the keys (`top_idx`).
+fn select<E: GpuExecutor>(
+    exec: &E,
+    lists: &DeviceLists<'_, E>,
+    s: &Search,
+    b: &mut Buffers<E>,
+    nb: usize,
+) -> Result<()> {
+    let (nlist, pairs) = (lists.nlist(), nb * s.nprobe);
     if s.nprobe <= DEVICE_TOP_K {
         exec.segmented_top_k(
             b.keys.slice(0..nb * nlist)?,
@@ -377,7 +446,7 @@ fn coarse<E: GpuExecutor>(
     }
 }
 
-/// Step 2: the pairs grouped by list (`sort_vals`), every pair's slots (`slot_off`) and
+/// Step 3: the pairs grouped by list (`sort_vals`), every pair's slots (`slot_off`) and
 /// every list's work items (`item_off`).
 fn group<E: GpuExecutor>(
     exec: &E,
@@ -408,7 +477,7 @@ fn group<E: GpuExecutor>(
     exec.exclusive_scan(b.item_count.slice(0..nlist)?, b.item_off.slice_mut(0..nlist + 1)?)
 }
 
-/// Step 3: the partial top-k of every (pair, segment), grid-stride over the items (their
+/// Step 4: the partial top-k of every (pair, segment), grid-stride over the items (their
 /// count stays on the device).
 fn partial<E: GpuExecutor>(
     exec: &E,
