@@ -43,7 +43,7 @@ if want sanitizers; then
   cat "$OUT/clusters-search-sanitizers.txt"
 fi
 if want bench; then
-  timeout ${BENCH_TIMEOUT:-400} .device/bin/orrery-bench clusters --executors cuda --threads "$(nproc)" \
+  timeout ${BENCH_TIMEOUT:-400} .device/bin/orrery-bench clusters --executors ${EXECUTORS:-cpu,cuda} --peer benches/python/clusters_peer.py --threads "$(nproc)" \
     ${BENCH_ARGS:---warmup 1 --repeats 5} --out "$OUT" > "$OUT/clusters.txt" 2>&1
   echo "orrery-bench clusters rc=$?" >> "$OUT/env.txt"
   grep -E "ivf|lattice|knn" "$OUT/clusters.txt" | tail -40
