@@ -472,6 +472,8 @@ __device__ __forceinline__ void pr_find_worst(const double* keys, const u32* row
     pos = bp;
     wk = bk;
     wr = br;
+    // Every lane's reads of the list are done before lane 0 replaces the worst entry.
+    __syncwarp();
 }
 
 template <u32 METRIC>
