@@ -25,33 +25,89 @@
 //   pass for pass (load, rotate, to order-major, shift, from order-major, rotate back,
 //   store), every sum in the CPU's order, every f64 operation a correctly rounded _rn
 //   intrinsic (no contraction): the multipoles and local expansions equal the CPU's bit
-//   for bit (checked under a host emulation of these kernels, g++ with one std::thread
-//   per CUDA thread; the tests assert it on the device). L2P takes its sum order by order
+//   for bit, in both launch shapes of the translations (checked under a host emulation of
+//   these kernels: g++, CUDA threads as coroutines under a deterministic scheduler,
+//   tests/traverse/emulation/run.sh; the tests assert it on the device). L2P takes its sum order by order
 //   (no harmonics array), so its f64 sums differ from the CPU's in the last bits; rounded
 //   to f32 they agreed everywhere in the emulation.
 //
-// Launch shape
-//   p2m, m2m, m2l, l2l: one block of FMM_THREADS (128) threads per node, grid-stride over
-//     the nodes (leaf list, level range or all nodes); the threads own the coefficients
-//     i = tid + k * FMM_THREADS, k < FMM_SLOTS (2), so nc(p) <= 256 (p <= 16: 153). A
-//     translation is ten barrier-separated passes over the coefficients in dynamic shared
-//     memory (fmm_shared_doubles(p) doubles: J, eight split arrays of nc, per-order
-//     factors, shift powers; p = 12: 18.6 KiB, p = 16: 37.1 KiB); threads 0 and 32 compute
-//     the per-pair factors (phases, rotation factors, powers) in parallel. The sums of a
-//     node accumulate in registers of the coefficients' owners: no atomics, no order
-//     dependence.
-//   p2m uses no shared memory: each coefficient's owner evaluates Y_n^m by the CPU's
-//     recurrences (the diagonal, then the column: O(n) per particle), particle by particle.
+// Launch shapes
+//   m2m, m2l, l2l come in two shapes (the host's gpu::fmm::TranslationShape) that perform
+//   the same operations in the same order for every coefficient: each pass's
+//   per-coefficient arithmetic is one function (fmm_load_one, fmm_rotate_one,
+//   fmm_to_order_one, fmm_shift_one, fmm_from_order_one, fmm_store_one) that both call;
+//   they differ in which thread computes which coefficient and where intermediates live.
+//   Block per node (fmm_m2m, fmm_m2l, fmm_l2l; the first version, kept as the baseline):
+//     one block of FMM_THREADS (128) threads per node, grid-stride over the nodes (level
+//     range or all nodes); the threads own the coefficients i = tid + k * FMM_THREADS,
+//     k < FMM_SLOTS (2), so nc(p) <= 256 (p <= 16: 153). A translation is ten
+//     __syncthreads-separated passes over the coefficients in dynamic shared memory
+//     (fmm_shared_doubles(p) doubles: J, eight split arrays of nc, per-order factors,
+//     shift powers; p = 12: 18.6 KiB, p = 16: 37.1 KiB); threads 0 and 32 compute the
+//     per-pair factors (phases, rotation factors, powers). The sums of a node accumulate in
+//     registers of the coefficients' owners: no atomics, no order dependence. (The
+//     emulation's mutation check finds three of the ten barriers, and fmm_load_j's,
+//     redundant: marked "emulation: not needed", kept so that the baseline stays the
+//     measured kernel.)
+//   Warp per node (fmm_m2m_warp, fmm_m2l_warp, fmm_l2l_warp; the default): one warp per
+//     node, blockDim.x / FMM_WARP warps per block (the host launches as many as the
+//     device's shared memory allows, at most FMM_WARP_NODES = 8, so FMM_WARP_THREADS =
+//     256), grid-stride over warps (node = blockIdx.x * warps + warp). M2L walks the node's
+//     list in CSR order exactly as the block shape, so every sum has the same order and
+//     every bit is the same. Lanes own i = lane + FMM_WARP k in a runtime loop (k <
+//     ceil(nc / 32): 2 at p = 8, 3 at p = 12, 5 at p = 16; no per-slot registers, every
+//     order to 16). Shared memory (fmm_warp_shared_doubles(p, warps)): per block J, the
+//     per-order constants i^m / w_m and i^m w_m and a coefficient table (n, m, order-major
+//     position per i), loaded once behind the block's only __syncthreads; per warp a slice
+//     with the accumulators (nc double2, each touched by its owner only), the pair's
+//     phases, middle factors and powers, and two split work arrays (the order-major arrays
+//     alias them: to order-major x -> y, shift y -> x, from order-major x -> y). p = 8:
+//     4.3 KiB + 2.5 KiB per warp (8 warps: 24.5 KiB); p = 16: 26.8 + 8.0 KiB per warp.
+//     A translation is nine __syncwarp-separated passes (the store pass reads back only
+//     what its lane wrote). The per-pair factors are computed by every lane (uniform
+//     code: no divergence, the issue cost of one lane): the frame's divisions and square
+//     roots, then one loop in which lane 0 stores the phase recurrence unit^m and lane 1
+//     the middle factors u^m (z_m = z_(m-1) step: one instruction stream, two chains) and
+//     lane 2 the powers; the per-order load and store factors cx_mul(f_in, phase[m]) are
+//     formed per coefficient where they are used (the same products as the block shape's
+//     table), and i^m / w_m (a division per order and pair in the block shape) is a
+//     block constant.
+//   p2m (one block of FMM_THREADS per leaf) uses no shared memory: each coefficient's
+//     owner evaluates Y_n^m by the CPU's recurrences (the diagonal, then the column: O(n)
+//     per particle), particle by particle.
 //   l2p: one thread per particle (FMM_L2P_THREADS = 128), the regular harmonics column by
 //     column in registers (no array: Y_(n-1)^m, Y_n^m), each term paired with the local
 //     coefficients it meets (the derivation is in gpu/fmm/mod.rs).
 //
-// Why this shape. This is the first, breadth-first version (issue 14): the block-per-node
-//   translation parallelises one pair over its coefficients, so a pair costs ten barriers
-//   and ~p dependent multiply-adds per pass; at p = 12 that is latency-bound, not
-//   compute-bound. The intended next step (ADR 0020) is a warp per pair with several
-//   pairs per block and J in shared memory, and direction tables for the common
-//   directions.
+// Why two shapes. The block shape (the first, breadth-first version of issue 14)
+//   parallelises one pair over its coefficients: a pair costs ten block barriers, the
+//   prologue runs on two threads while the block waits, and at p = 8 83 of 128 threads
+//   have no coefficient. It measured 91.9 ms for M2L at 1M uniform, p = 8, 11.7M pairs on
+//   the H200 (docs/performance/fmm.md): 2050 cycles per pair per SM at 1.98 GHz, with 7 blocks
+//   (7 pairs) resident per SM (72 registers x 128 threads). It is latency-bound. The warp
+//   shape keeps a pair inside one warp, so its barriers are warp barriers, and puts many
+//   more pairs in flight.
+//
+// Prediction for the warp shape (written before any device run; H200, 1M uniform, p = 8):
+//   - pairs in flight per SM: 7 -> 32 (64 registers x 256 threads: 4 blocks of 8 warps;
+//     shared 4 x 24.5 KiB), every resident warp working (block shape: 28 resident warps,
+//     14 with coefficients);
+//   - barriers per pair: 10 __syncthreads of 4 warps -> 9 __syncwarp, no block barrier;
+//   - active lanes in a pass: 45 of 128 threads -> 45 of 64 lane-slots (70%);
+//   - prologue: thread 0's loop of p + 1 orders with a division in each (i^m / w_m), 12
+//     divisions in all at p = 8, while 126 threads wait -> 4 divisions (1/rho, tz/tau,
+//     rho/tau, 1/tau) and no division per order, the phase and middle-factor chains in
+//     one instruction stream (half the issue), no pair-independent factor recomputed;
+//   - what is not changed: the f64 operations of the passes (~450 FP64 warp instructions
+//     per pair at p = 8, counted by hand) and their shared-memory traffic (~500 wavefronts
+//     per pair, likewise: every multiply-add of the four matrix passes reads a J entry and
+//     an input from shared memory, 32 banks x 4 bytes per clock), the same in both shapes.
+//     With latency hidden, shared memory bounds the warp shape at ~500-700 cycles per pair
+//     per SM (at 1.98 GHz), i.e. M2L ~22-31 ms.
+//   Predicted: M2L 25-35 ms (2.6-3.7x faster than 91.9 ms), the device passes ~33-43 ms
+//   (Plummer, 19.2M pairs: M2L ~40-57 ms). Not the 20 ms of the goal: past this step the
+//   quarter turn's shared-memory traffic is the limit (direction tables: one matrix pass
+//   per rotation instead of two; the rotation in registers).
 //
 // Buffers (direction, length, layout)
 //   bodies         read   4 n f32        [x, y, z, m] per body, tree order
@@ -77,9 +133,13 @@
 //   (p2m, m2m deepest first, m2l, l2l from level 1 down, then p2p and l2p).
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
-//   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_l2p 54; dynamic shared memory as above.
+//   fmm_m2l 72 (12/20 bytes spill stores/loads), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp
+//   64, fmm_l2l_warp 48 (no spills; sm_80: 62, 59, 57), fmm_l2p 54; dynamic shared memory
+//   as above. (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store
+//   pointer by lane; two predicated stores do not.)
 //
-// Measured cost: not measured yet (no GPU run of this module so far).
+// Measured cost (H200, 104f32d, block shape): M2L 91.9 ms at 1M uniform, p = 8; the
+//   device passes 99.1 ms (docs/performance/fmm.md). The warp shape: not measured yet.
 
 typedef unsigned int u32;
 typedef long long i64;
