@@ -70,7 +70,7 @@
 //     the middle factors u^m (z_m = z_(m-1) step: one instruction stream, two chains) and
 //     lane 2 the powers; the per-order load and store factors cx_mul(f_in, phase[m]) are
 //     formed per coefficient where they are used (the same products as the block shape's
-//     table), and i^m / w_m (a division per order and pair in the block shape) is a
+//     table), and i^m / w_m (a reciprocal per order and pair in the block shape) is a
 //     block constant.
 //   p2m (one block of FMM_THREADS per leaf) uses no shared memory: each coefficient's
 //     owner evaluates Y_n^m by the CPU's recurrences (the diagonal, then the column: O(n)
@@ -89,14 +89,15 @@
 //   more pairs in flight.
 //
 // Prediction for the warp shape (written before any device run; H200, 1M uniform, p = 8):
-//   - pairs in flight per SM: 7 -> 32 (64 registers x 256 threads: 4 blocks of 8 warps;
-//     shared 4 x 24.5 KiB), every resident warp working (block shape: 28 resident warps,
-//     14 with coefficients);
+//   - pairs in flight per SM: 7 -> 32 (59 registers, allocated as 64, x 256 threads: 4
+//     blocks of 8 warps; shared 4 x 24.5 KiB), every resident warp working (block shape:
+//     28 resident warps, 14 with coefficients);
 //   - barriers per pair: 10 __syncthreads of 4 warps -> 9 __syncwarp, no block barrier;
 //   - active lanes in a pass: 45 of 128 threads -> 45 of 64 lane-slots (70%);
-//   - prologue: thread 0's loop of p + 1 orders with a division in each (i^m / w_m), 12
-//     divisions in all at p = 8, while 126 threads wait -> 4 divisions (1/rho, tz/tau,
-//     rho/tau, 1/tau) and no division per order, the phase and middle-factor chains in
+//   - prologue: thread 0's 1/rho, tz/tau, rho/tau and a loop of p + 1 orders with a
+//     correctly rounded reciprocal in each (1/w_m: rcp.rn.f64 in the PTX), 12 divisions
+//     or reciprocals at p = 8, while 126 threads wait -> 4 per pair (1/rho, tz/tau,
+//     rho/tau, 1/tau; 1/w_m is a block constant), the phase and middle-factor chains in
 //     one instruction stream (half the issue), no pair-independent factor recomputed;
 //   - what is not changed: the f64 operations of the passes (~450 FP64 warp instructions
 //     per pair at p = 8, counted by hand) and their shared-memory traffic (~500 wavefronts
@@ -104,8 +105,8 @@
 //     an input from shared memory, 32 banks x 4 bytes per clock), the same in both shapes.
 //     With latency hidden, shared memory bounds the warp shape at ~500-700 cycles per pair
 //     per SM (at 1.98 GHz), i.e. M2L ~22-31 ms.
-//   Predicted: M2L 25-35 ms (2.6-3.7x faster than 91.9 ms), the device passes ~33-43 ms
-//   (Plummer, 19.2M pairs: M2L ~40-57 ms). Not the 20 ms of the goal: past this step the
+//   Predicted: M2L 25-35 ms (2.6-3.7x faster than 91.9 ms), the device passes ~32-42 ms
+//   (the other phases unchanged; Plummer, 19.2M pairs: M2L ~40-57 ms). Not the 20 ms of the goal: past this step the
 //   quarter turn's shared-memory traffic is the limit (direction tables: one matrix pass
 //   per rotation instead of two; the rotation in registers).
 //
@@ -133,10 +134,13 @@
 //   (p2m, m2m deepest first, m2l, l2l from level 1 down, then p2p and l2p).
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
-//   fmm_m2l 72 (12/20 bytes spill stores/loads), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp
-//   64, fmm_l2l_warp 48 (no spills; sm_80: 62, 59, 57), fmm_l2p 54; dynamic shared memory
-//   as above. (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store
-//   pointer by lane; two predicated stores do not.)
+//   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp 59,
+//   fmm_l2l_warp 48 (no spills), fmm_l2p 54; dynamic shared memory as above. The block
+//   shape's f64 instruction sequences (PTX) are those of the version measured at 104f32d.
+//   (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store pointer by
+//   lane; two predicated stores do not. The pass helpers take the s and 1/s tables as
+//   pointers: computing them inside each helper cost the baseline's fmm_m2l 12/20 bytes
+//   of spill.)
 //
 // Measured cost (H200, 104f32d, block shape): M2L 91.9 ms at 1M uniform, p = 8; the
 //   device passes 99.1 ms (docs/performance/fmm.md). The warp shape: not measured yet.
@@ -313,26 +317,27 @@ __device__ __forceinline__ double2 fmm_store_factor(double2 f_out, double2 ph) {
 
 // load: (src * load[m]) * f, f = s (M2M, M2L) or 1/s (L2L).
 template <int KIND>
-__device__ __forceinline__ double2 fmm_load_one(double2 src, double2 factor, const double* __restrict__ tables, u32 p,
-                                                u32 i) {
-    const double f = KIND == FMM_L2L ? tables[fmm_tables_inv_s(p) + i] : tables[i];
+__device__ __forceinline__ double2 fmm_load_one(double2 src, double2 factor, const double* __restrict__ sv,
+                                                const double* __restrict__ inv_s, u32 i) {
+    const double f = KIND == FMM_L2L ? inv_s[i] : sv[i];
     return cx_scale(cx_mul(src, factor), f);
 }
 
 // One output of a matrix pass of the quarter turn over degree-major (in_r, in_i):
 // out_n[a] = sum_b E+_n[b][a] in_n[b] (real part), sum_(b>=1) E-_n[b-1][a-1] in_n[b]
-// (imaginary part, 0 for a = 0): rotation.rs's axpy. With `mid` (0 none, 1 forward, 2
-// backward) the output is multiplied by mids[a] or its conjugate (the quarter turn's
-// middle phase pass, folded in).
-__device__ __forceinline__ double2 fmm_rotate_one(const double* j, u32 p, u32 n, u32 a, const double* in_r,
-                                                  const double* in_i, const double2* mids, int mid) {
+// (imaginary part, 0 for a = 0): rotation.rs's axpy; `j_minus` is J's E- part (J +
+// fmm_plus_offset(p + 1)). With `mid` (0 none, 1 forward, 2 backward) the output is
+// multiplied by mids[a] or its conjugate (the quarter turn's middle phase pass, folded in).
+__device__ __forceinline__ double2 fmm_rotate_one(const double* j, const double* j_minus, u32 n, u32 a,
+                                                  const double* in_r, const double* in_i, const double2* mids,
+                                                  int mid) {
     const u32 base = fmm_index(n, 0);
     const double* plus = j + fmm_plus_offset(n);
     double re = 0.0;
     for (u32 b = 0; b <= n; ++b) fmm_acc(re, plus[b * (n + 1) + a], in_r[base + b]);
     double im = 0.0;
     if (a > 0) {
-        const double* minus = j + fmm_plus_offset(p + 1) + fmm_minus_offset(n);
+        const double* minus = j_minus + fmm_minus_offset(n);
         for (u32 b = 1; b <= n; ++b) fmm_acc(im, minus[(b - 1) * n + (a - 1)], in_i[base + b]);
     }
     if (mid == 0) return cx(re, im);
@@ -341,9 +346,9 @@ __device__ __forceinline__ double2 fmm_rotate_one(const double* j, u32 p, u32 n,
 
 // to order-major: (x * to_shift[m]) * f, f = 1/s (M2M, M2L) or s (L2L); M2L conjugates.
 template <int KIND>
-__device__ __forceinline__ double2 fmm_to_order_one(double2 x, double2 to_shift, const double* __restrict__ tables,
-                                                    u32 p, u32 i) {
-    const double f = KIND == FMM_L2L ? tables[i] : tables[fmm_tables_inv_s(p) + i];
+__device__ __forceinline__ double2 fmm_to_order_one(double2 x, double2 to_shift, const double* __restrict__ sv,
+                                                    const double* __restrict__ inv_s, u32 i) {
+    const double f = KIND == FMM_L2L ? sv[i] : inv_s[i];
     const double2 v = cx_mul(x, to_shift);
     return cx(fmm_mul(v.x, f), KIND == FMM_M2L ? fmm_mul(fmm_mul(v.y, f), -1.0) : fmm_mul(v.y, f));
 }
@@ -381,12 +386,11 @@ __device__ __forceinline__ double2 fmm_shift_one(const double* powers, const dou
 
 // from order-major: (c * f) * from_shift[m], f = s (M2M), (-1)^(n+m) / s (M2L), 1/s (L2L).
 template <int KIND>
-__device__ __forceinline__ double2 fmm_from_order_one(double2 c, double2 from_shift, const double* __restrict__ tables,
-                                                      u32 p, u32 i, u32 n, u32 m) {
-    const double* inv_s = tables + fmm_tables_inv_s(p);
+__device__ __forceinline__ double2 fmm_from_order_one(double2 c, double2 from_shift, const double* __restrict__ sv,
+                                                      const double* __restrict__ inv_s, u32 i, u32 n, u32 m) {
     double f;
     if (KIND == FMM_M2M) {
-        f = tables[i];
+        f = sv[i];
     } else if (KIND == FMM_M2L) {
         f = fmm_mul(((n + m) & 1u) ? -1.0 : 1.0, inv_s[i]);
     } else {
@@ -397,9 +401,9 @@ __device__ __forceinline__ double2 fmm_from_order_one(double2 c, double2 from_sh
 
 // store: acc + (x * store[m]) * f, f = 1/s (M2M) or s (M2L, L2L).
 template <int KIND>
-__device__ __forceinline__ double2 fmm_store_one(double2 acc, double2 x, double2 factor,
-                                                 const double* __restrict__ tables, u32 p, u32 i) {
-    const double f = KIND == FMM_M2M ? tables[fmm_tables_inv_s(p) + i] : tables[i];
+__device__ __forceinline__ double2 fmm_store_one(double2 acc, double2 x, double2 factor, const double* __restrict__ sv,
+                                                 const double* __restrict__ inv_s, u32 i) {
+    const double f = KIND == FMM_M2M ? inv_s[i] : sv[i];
     return cx_add(acc, cx_scale(cx_mul(x, factor), f));
 }
 
@@ -459,10 +463,11 @@ __device__ __forceinline__ void fmm_prologue(const FmmShared& s, u32 p, double t
 // for the thread's coefficients (fmm_rotate_one each).
 __device__ __forceinline__ void fmm_axpy(const FmmShared& s, const FmmSlots& sl, u32 p, const double* in_r,
                                          const double* in_i, double* out_r, double* out_i, int mid) {
+    const double* j_minus = s.j + fmm_plus_offset(p + 1);
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
-        const double2 v = fmm_rotate_one(s.j, p, sl.n[k], sl.m[k], in_r, in_i, s.mid, mid);
+        const double2 v = fmm_rotate_one(s.j, j_minus, sl.n[k], sl.m[k], in_r, in_i, s.mid, mid);
         out_r[sl.i[k]] = v.x;
         out_i[sl.i[k]] = v.y;
     }
@@ -476,13 +481,15 @@ template <int KIND>
 __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots& sl, u32 p,
                                               const double* __restrict__ tables, const double2* __restrict__ src,
                                               double tx, double ty, double tz, double2 acc[FMM_SLOTS]) {
+    const double* sv = tables;
+    const double* inv_s = tables + fmm_tables_inv_s(p);
     fmm_prologue<KIND>(s, p, tx, ty, tz, tables);
     __syncthreads();
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        const double2 v = fmm_load_one<KIND>(src[i], s.load[sl.m[k]], tables, p, i);
+        const double2 v = fmm_load_one<KIND>(src[i], s.load[sl.m[k]], sv, inv_s, i);
         s.xr[i] = v.x;
         s.xi[i] = v.y;
     }
@@ -495,7 +502,7 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        const double2 v = fmm_to_order_one<KIND>(cx(s.xr[i], s.xi[i]), s.to_shift[sl.m[k]], tables, p, i);
+        const double2 v = fmm_to_order_one<KIND>(cx(s.xr[i], s.xi[i]), s.to_shift[sl.m[k]], sv, inv_s, i);
         s.or_[sl.o[k]] = v.x;
         s.oi[sl.o[k]] = v.y;
     }
@@ -512,8 +519,8 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        const double2 v = fmm_from_order_one<KIND>(cx(s.cr[sl.o[k]], s.ci[sl.o[k]]), s.from_shift[sl.m[k]], tables,
-                                                   p, i, sl.n[k], sl.m[k]);
+        const double2 v = fmm_from_order_one<KIND>(cx(s.cr[sl.o[k]], s.ci[sl.o[k]]), s.from_shift[sl.m[k]], sv,
+                                                   inv_s, i, sl.n[k], sl.m[k]);
         s.xr[i] = v.x;
         s.xi[i] = v.y;
     }
@@ -526,7 +533,7 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        acc[k] = fmm_store_one<KIND>(acc[k], cx(s.xr[i], s.xi[i]), s.store[sl.m[k]], tables, p, i);
+        acc[k] = fmm_store_one<KIND>(acc[k], cx(s.xr[i], s.xi[i]), s.store[sl.m[k]], sv, inv_s, i);
     }
     __syncthreads();  // the next pair's prologue overwrites the factors
 }
@@ -817,9 +824,10 @@ __device__ __forceinline__ void fmm_warp_prologue(const FmmWarpSlice& w, u32 lan
 __device__ __forceinline__ void fmm_warp_rotate(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
                                                 const double* in_r, const double* in_i, double* out_r, double* out_i,
                                                 int mid) {
+    const double* j_minus = b.j + fmm_plus_offset(p + 1);
     for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
         const u32 c = b.coef[i];
-        const double2 v = fmm_rotate_one(b.j, p, fmm_coef_n(c), fmm_coef_m(c), in_r, in_i, w.mid, mid);
+        const double2 v = fmm_rotate_one(b.j, j_minus, fmm_coef_n(c), fmm_coef_m(c), in_r, in_i, w.mid, mid);
         out_r[i] = v.x;
         out_i[i] = v.y;
     }
@@ -834,11 +842,13 @@ __device__ __forceinline__ void fmm_warp_translate(const FmmWarpBlock& b, const 
                                                    const double* __restrict__ tables,
                                                    const double2* __restrict__ src, double tx, double ty, double tz) {
     const u32 nc = fmm_nc(p);
+    const double* sv = tables;
+    const double* inv_s = tables + fmm_tables_inv_s(p);
     fmm_warp_prologue<KIND>(w, lane, p, tx, ty, tz, tables);
     __syncwarp();
     for (u32 i = lane; i < nc; i += FMM_WARP) {
         const u32 m = fmm_coef_m(b.coef[i]);
-        const double2 v = fmm_load_one<KIND>(src[i], fmm_load_factor<KIND>(b.f_in[m], w.phase[m]), tables, p, i);
+        const double2 v = fmm_load_one<KIND>(src[i], fmm_load_factor<KIND>(b.f_in[m], w.phase[m]), sv, inv_s, i);
         w.xr[i] = v.x;
         w.xi[i] = v.y;
     }
@@ -849,7 +859,7 @@ __device__ __forceinline__ void fmm_warp_translate(const FmmWarpBlock& b, const 
     __syncwarp();
     for (u32 i = lane; i < nc; i += FMM_WARP) {
         const u32 c = b.coef[i];
-        const double2 v = fmm_to_order_one<KIND>(cx(w.xr[i], w.xi[i]), b.f_out[fmm_coef_m(c)], tables, p, i);
+        const double2 v = fmm_to_order_one<KIND>(cx(w.xr[i], w.xi[i]), b.f_out[fmm_coef_m(c)], sv, inv_s, i);
         w.yr[fmm_coef_o(c)] = v.x;
         w.yi[fmm_coef_o(c)] = v.y;
     }
@@ -863,7 +873,7 @@ __device__ __forceinline__ void fmm_warp_translate(const FmmWarpBlock& b, const 
     __syncwarp();
     for (u32 i = lane; i < nc; i += FMM_WARP) {
         const u32 c = b.coef[i], o = fmm_coef_o(c), m = fmm_coef_m(c);
-        const double2 v = fmm_from_order_one<KIND>(cx(w.xr[o], w.xi[o]), b.f_in[m], tables, p, i, fmm_coef_n(c), m);
+        const double2 v = fmm_from_order_one<KIND>(cx(w.xr[o], w.xi[o]), b.f_in[m], sv, inv_s, i, fmm_coef_n(c), m);
         w.yr[i] = v.x;
         w.yi[i] = v.y;
     }
@@ -875,7 +885,7 @@ __device__ __forceinline__ void fmm_warp_translate(const FmmWarpBlock& b, const 
     for (u32 i = lane; i < nc; i += FMM_WARP) {
         const u32 m = fmm_coef_m(b.coef[i]);
         w.acc[i] = fmm_store_one<KIND>(w.acc[i], cx(w.yr[i], w.yi[i]), fmm_store_factor<KIND>(b.f_out[m], w.phase[m]),
-                                       tables, p, i);
+                                       sv, inv_s, i);
     }
     __syncwarp();  // the next pair's prologue overwrites the factors
 }
