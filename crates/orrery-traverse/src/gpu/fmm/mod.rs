@@ -333,8 +333,9 @@ impl<E: GpuExecutor> GpuFmm<E> {
     /// of every node ([`crate::fmm::evaluate::upward`]).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] off CUDA; [`Error::LengthMismatch`] unless `bodies` holds
-    /// `4 n` floats; launch failures.
+    /// [`Error::Unsupported`] off CUDA, or in the warp shape where the device's shared
+    /// memory does not hold one warp's slice ([`warps_per_block`]);
+    /// [`Error::LengthMismatch`] unless `bodies` holds `4 n` floats; launch failures.
     pub fn upward<'a>(&mut self, exec: &E, bodies: impl Into<ViewOf<'a, E, f32>>) -> Result<()> {
         check_far_field(exec)?;
         let bodies = self.check_bodies(bodies)?;
@@ -389,7 +390,8 @@ impl<E: GpuExecutor> GpuFmm<E> {
     /// pass ([`crate::fmm::evaluate::m2l_pass`]).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] off CUDA; launch failures.
+    /// [`Error::Unsupported`] off CUDA, or in the warp shape where the device's shared
+    /// memory does not hold one warp's slice ([`warps_per_block`]); launch failures.
     pub fn m2l(&mut self, exec: &E) -> Result<()> {
         check_far_field(exec)?;
         let config = self.translation_config(exec, self.plan.nodes)?;
@@ -418,7 +420,8 @@ impl<E: GpuExecutor> GpuFmm<E> {
     /// Enqueues L2L level by level from level 1 down ([`crate::fmm::evaluate::downward`]).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] off CUDA; launch failures.
+    /// [`Error::Unsupported`] off CUDA, or in the warp shape where the device's shared
+    /// memory does not hold one warp's slice ([`warps_per_block`]); launch failures.
     pub fn downward(&mut self, exec: &E) -> Result<()> {
         check_far_field(exec)?;
         let [hx, hy, hz] = self.plan.half_unit;
