@@ -50,11 +50,12 @@
 //     redundant: marked "emulation: not needed", kept so that the baseline stays the
 //     measured kernel.)
 //   Warp per node (fmm_m2m_warp, fmm_m2l_warp, fmm_l2l_warp; the default): one warp per
-//     node, blockDim.x / FMM_WARP warps per block (the host launches as many as the
-//     device's shared memory allows, at most FMM_WARP_NODES = 8, so FMM_WARP_THREADS =
-//     256), grid-stride over warps (node = blockIdx.x * warps + warp). M2L walks the node's
-//     list in CSR order exactly as the block shape, so every sum has the same order and
-//     every bit is the same. Lanes own i = lane + FMM_WARP k in a runtime loop (k <
+//     node, blockDim.x / FMM_WARP warps per block (the host launches as many as fit 48 KiB
+//     of shared memory, the limit without an opt-in, at most FMM_WARP_NODES = 8, so
+//     FMM_WARP_THREADS = 256: 8 up to p = 11, 7 at p = 12, 2 at p = 16), grid-stride over
+//     warps (node = blockIdx.x * warps + warp). M2L walks the node's list in CSR order
+//     exactly as the block shape, so every sum has the same order and every bit is the
+//     same. Lanes own i = lane + FMM_WARP k in a runtime loop (k <
 //     ceil(nc / 32): 2 at p = 8, 3 at p = 12, 5 at p = 16; no per-slot registers, every
 //     order to 16). Shared memory (fmm_warp_shared_doubles(p, warps)): per block J, the
 //     per-order constants i^m / w_m and i^m w_m and a coefficient table (n, m, order-major

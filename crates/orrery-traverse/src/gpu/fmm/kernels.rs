@@ -74,9 +74,14 @@ pub fn warp_shared_bytes(p: u32, warps: u32) -> u32 {
     (8 * (warp_block_doubles(p) + warps as usize * warp_slice_doubles(p))) as u32
 }
 
-/// Warps per block of the warp shape at order `p` on a device with `max_shared` bytes of
-/// shared memory per block: as many as fit, at most [`WARP_NODES`]; `None` when not even
-/// one fits.
+/// Dynamic shared memory a block may use without opting in (`cuFuncSetAttribute`): the
+/// warp shape stays below it, as the block shape does (8 warps per block up to p = 11, 7 at
+/// p = 12, 2 at p = 16).
+pub const LAUNCH_SHARED_LIMIT: u32 = 48 * 1024;
+
+/// Warps per block of the warp shape at order `p` under `max_shared` bytes of shared
+/// memory per block: as many as fit, at most [`WARP_NODES`]; `None` when not even one
+/// fits. The launches pass the device's limit capped at [`LAUNCH_SHARED_LIMIT`].
 pub fn warps_per_block(p: u32, max_shared: u32) -> Option<u32> {
     (1..=WARP_NODES).rev().find(|&w| warp_shared_bytes(p, w) <= max_shared)
 }
@@ -183,8 +188,8 @@ mod tests {
     }
 
     /// The warp shape's shared memory: the layout's sizes by hand at p = 8, 16 bytes
-    /// aligned slices, and warps per block under the static 48 KiB limit and the H200's
-    /// 227 KiB opt-in (every order fits one warp under 48 KiB).
+    /// aligned slices, and warps per block under the 48 KiB launch limit (every order fits
+    /// one warp; the most that fit) and under the H200's 227 KiB opt-in (eight).
     #[test]
     fn warp_shape_shared_memory() {
         // p = 8: nc 45, J 285 + 204; block 36 + 489 + 23 = 548; slice 270 + 54 = 324.
@@ -194,13 +199,15 @@ mod tests {
         for p in 1..=MAX_ORDER {
             assert_eq!(warp_block_doubles(p) % 2, 0, "p = {p}");
             assert_eq!(warp_slice_doubles(p) % 2, 0, "p = {p}");
-            let static_warps = warps_per_block(p, 48 * 1024).expect("one warp fits 48 KiB");
-            assert!(warp_shared_bytes(p, static_warps) <= 48 * 1024);
-            assert!(static_warps == WARP_NODES || warp_shared_bytes(p, static_warps + 1) > 48 * 1024);
+            let static_warps = warps_per_block(p, LAUNCH_SHARED_LIMIT).expect("one warp fits 48 KiB");
+            assert!(warp_shared_bytes(p, static_warps) <= LAUNCH_SHARED_LIMIT);
+            assert!(static_warps == WARP_NODES || warp_shared_bytes(p, static_warps + 1) > LAUNCH_SHARED_LIMIT);
             assert_eq!(warps_per_block(p, 227 * 1024), Some(WARP_NODES), "p = {p}");
         }
-        assert_eq!(warps_per_block(8, 48 * 1024), Some(8));
-        assert_eq!(warps_per_block(16, 48 * 1024), Some(2));
+        assert_eq!(warps_per_block(8, LAUNCH_SHARED_LIMIT), Some(8));
+        assert_eq!(warps_per_block(11, LAUNCH_SHARED_LIMIT), Some(8));
+        assert_eq!(warps_per_block(12, LAUNCH_SHARED_LIMIT), Some(7));
+        assert_eq!(warps_per_block(16, LAUNCH_SHARED_LIMIT), Some(2));
         assert_eq!(warps_per_block(16, 1024), None);
     }
 }

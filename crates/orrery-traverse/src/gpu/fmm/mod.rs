@@ -78,7 +78,8 @@ mod kernels;
 mod plan;
 
 pub use kernels::{
-    FMM, FMM_ENTRIES, FMM_P2P, FMM_P2P_ENTRIES, MAX_ORDER, WARP_NODES, shared_bytes, warp_shared_bytes, warps_per_block,
+    FMM, FMM_ENTRIES, FMM_P2P, FMM_P2P_ENTRIES, LAUNCH_SHARED_LIMIT, MAX_ORDER, WARP_NODES, shared_bytes,
+    warp_shared_bytes, warps_per_block,
 };
 pub use plan::{DeviceFmmPlan, pack_tables};
 
@@ -113,8 +114,9 @@ pub enum TranslationShape {
     /// threads computing the pair's factors (`fmm_m2m`, `fmm_m2l`, `fmm_l2l`): the first
     /// version, kept as the baseline the warp shape is measured against.
     BlockPerNode,
-    /// One warp per target node and up to [`WARP_NODES`] nodes per block, nine warp
-    /// barriers per translation, the pair's factors computed by the warp's lanes
+    /// One warp per target node and up to [`WARP_NODES`] nodes per block (as many as fit
+    /// [`LAUNCH_SHARED_LIMIT`]: eight up to p = 11, two at p = 16), nine warp barriers per
+    /// translation, the pair's factors computed by the warp's lanes
     /// (`fmm_m2m_warp`, `fmm_m2l_warp`, `fmm_l2l_warp`). The default.
     #[default]
     WarpPerNode,
@@ -312,7 +314,7 @@ impl<E: GpuExecutor> GpuFmm<E> {
                 Ok(LaunchConfig::blocks(Self::blocks(exec, items), THREADS).with_shared_bytes(shared_bytes(p)))
             }
             TranslationShape::WarpPerNode => {
-                let limit = exec.limits().max_shared_bytes_per_block;
+                let limit = exec.limits().max_shared_bytes_per_block.min(LAUNCH_SHARED_LIMIT);
                 let warps = warps_per_block(p, limit).ok_or_else(|| {
                     unsupported(
                         &exec.name(),

@@ -6,9 +6,10 @@
 // expansions per degree and bit for bit, the forces per body.
 //   [EMU_SKIP_LINE=L] emu CASE_DIR SHAPE ORDER
 // SHAPE: block (fmm_m2m, fmm_m2l, fmm_l2l: one block of FMM_THREADS per node, one block per
-// launch, as the grid-stride loops allow) or warp (fmm_*_warp: FMM_WARP_NODES warps per
-// block, kWarpBlocks blocks per launch, so that the grid-stride loops over warps of several
-// blocks run). ORDER: ascending or descending (the scheduler's order, shim.h).
+// launch, as the grid-stride loops allow) or warp (fmm_*_warp: as many warps per block as
+// fit 48 KiB, at most FMM_WARP_NODES, the host's rule (gpu::fmm::warps_per_block), and
+// kWarpBlocks blocks per launch, so that the grid-stride loops over warps of several blocks
+// run). ORDER: ascending or descending (the scheduler's order, shim.h).
 // EMU_SKIP_LINE: the barriers on that line of fmm.cu are left out (run.sh's mutation check).
 // Exit code 0 when every expansion stage equals the CPU's bits and the forces are within
 // the device tests' tolerance; it prints how far from bit-equal each stage is. See run.sh.
@@ -61,7 +62,9 @@ int main(int argc, char** argv) {
     unsigned p = s[0], N = s[1], n = s[2], children = s[3], leaves_count = s[4];
     double ox = s[5], oy = s[6], oz = s[7], inv_scale = s[8], hx = s[9], hy = s[10], hz = s[11], far_acc = s[12], far_pot = s[13];
     unsigned nlev = s[14];
-    const size_t smem = warp ? fmm_warp_shared_doubles(p, FMM_WARP_NODES) : fmm_shared_doubles(p);
+    unsigned warps = FMM_WARP_NODES;
+    while (warps > 1 && 8 * fmm_warp_shared_doubles(p, warps) > 48 * 1024) --warps;
+    const size_t smem = warp ? fmm_warp_shared_doubles(p, warps) : fmm_shared_doubles(p);
     if (smem > kSmemDoubles) { std::fprintf(stderr, "shared memory: %zu doubles > %zu\n", smem, kSmemDoubles); return 2; }
     auto levels = rd<u32>(dir, "levels"); auto tables = rd<double>(dir, "tables"); auto grid = rd<i64>(dir, "grid");
     auto centres = rd<double>(dir, "centres"); auto has_local = rd<u32>(dir, "has_local"); auto pn = rd<u32>(dir, "particle_nodes");
@@ -72,7 +75,7 @@ int main(int argc, char** argv) {
     std::vector<double2> mp(N * nc, double2{NAN, NAN}), lc(N * nc, double2{NAN, NAN});
     // A translation launch of the chosen shape.
     auto translation = [&](const std::function<void()>& block_kernel, const std::function<void()>& warp_kernel) {
-        return warp ? emu::launch(kWarpBlocks, FMM_WARP * FMM_WARP_NODES, order, warp_kernel)
+        return warp ? emu::launch(kWarpBlocks, FMM_WARP * warps, order, warp_kernel)
                     : emu::launch(1, FMM_THREADS, order, block_kernel);
     };
     unsigned long long switches = emu::launch(1, FMM_THREADS, order, [&] { fmm_p2m(bodies.data(), leaves.data(), begins.data(), counts.data(), centres.data(), tables.data(), mp.data(), leaves_count, p, ox, oy, oz, inv_scale); });
@@ -107,7 +110,8 @@ int main(int argc, char** argv) {
         for (int a = 0; a < 4; ++a) differing += g[a] != full[4 * i + a];
     }
     printf("  forces (near from the CPU + emulated L2P): worst relative difference %.3e, %u of %u components not bit-equal\n", worst, differing, 4 * n);
-    printf("  %llu context switches (%s shape, %s order)\n", switches, shape.c_str(), ord.c_str());
+    printf("  %llu context switches (%s shape%s, %s order)\n", switches, shape.c_str(),
+           warp ? (", " + std::to_string(warps) + " warps per block").c_str() : "", ord.c_str());
     bool ok = d1 == 0 && d2 == 0 && d3 == 0 && e1 < 1e-11 && e2 < 1e-11 && e3 < 1e-11 && worst < 1e-6;
     printf("  %s\n", ok ? "OK" : "FAIL");
     return ok ? 0 : 1;
