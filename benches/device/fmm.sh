@@ -7,8 +7,9 @@
 #               ORRERY_REQUIRE_CUDA=1 ORRERY_REQUIRE_WGPU=1: a missing device fails) and the
 #               NVRTC compile tests of every traverse module (~1 min)
 #   sanitizers  compute-sanitizer memcheck on gpu_fmm::cuda (every CUDA test), racecheck on
-#               gpu_fmm::cuda_fmm_small (the small trees: racecheck tracks every shared
-#               access of the translations' ten barrier phases)
+#               gpu_fmm::cuda_fmm_small (the small trees, both translation shapes:
+#               racecheck tracks every shared access between the block shape's ten
+#               __syncthreads and the warp shape's nine __syncwarp per translation)
 #   bench       orrery-bench fmm on CUDA and wgpu (ORRERY_FMM_SIZES, default
 #               1000000,4000000: 10M needs its own call, ORRERY_FMM_SIZES=10000000)
 #   cpu         orrery-bench fmm on the host CPU (100K)

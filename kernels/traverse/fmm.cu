@@ -25,33 +25,91 @@
 //   pass for pass (load, rotate, to order-major, shift, from order-major, rotate back,
 //   store), every sum in the CPU's order, every f64 operation a correctly rounded _rn
 //   intrinsic (no contraction): the multipoles and local expansions equal the CPU's bit
-//   for bit (checked under a host emulation of these kernels, g++ with one std::thread
-//   per CUDA thread; the tests assert it on the device). L2P takes its sum order by order
+//   for bit, in both launch shapes of the translations (checked under a host emulation of
+//   these kernels: g++, CUDA threads as coroutines under a deterministic scheduler,
+//   tests/traverse/emulation/run.sh; the tests assert it on the device). L2P takes its sum order by order
 //   (no harmonics array), so its f64 sums differ from the CPU's in the last bits; rounded
 //   to f32 they agreed everywhere in the emulation.
 //
-// Launch shape
-//   p2m, m2m, m2l, l2l: one block of FMM_THREADS (128) threads per node, grid-stride over
-//     the nodes (leaf list, level range or all nodes); the threads own the coefficients
-//     i = tid + k * FMM_THREADS, k < FMM_SLOTS (2), so nc(p) <= 256 (p <= 16: 153). A
-//     translation is ten barrier-separated passes over the coefficients in dynamic shared
-//     memory (fmm_shared_doubles(p) doubles: J, eight split arrays of nc, per-order
-//     factors, shift powers; p = 12: 18.6 KiB, p = 16: 37.1 KiB); threads 0 and 32 compute
-//     the per-pair factors (phases, rotation factors, powers) in parallel. The sums of a
-//     node accumulate in registers of the coefficients' owners: no atomics, no order
-//     dependence.
-//   p2m uses no shared memory: each coefficient's owner evaluates Y_n^m by the CPU's
-//     recurrences (the diagonal, then the column: O(n) per particle), particle by particle.
+// Launch shapes
+//   m2m, m2l, l2l come in two shapes (the host's gpu::fmm::TranslationShape) that perform
+//   the same operations in the same order for every coefficient: each pass's
+//   per-coefficient arithmetic is one function (fmm_load_one, fmm_rotate_one,
+//   fmm_to_order_one, fmm_shift_one, fmm_from_order_one, fmm_store_one) that both call;
+//   they differ in which thread computes which coefficient and where intermediates live.
+//   Block per node (fmm_m2m, fmm_m2l, fmm_l2l; the first version, kept as the baseline):
+//     one block of FMM_THREADS (128) threads per node, grid-stride over the nodes (level
+//     range or all nodes); the threads own the coefficients i = tid + k * FMM_THREADS,
+//     k < FMM_SLOTS (2), so nc(p) <= 256 (p <= 16: 153). A translation is ten
+//     __syncthreads-separated passes over the coefficients in dynamic shared memory
+//     (fmm_shared_doubles(p) doubles: J, eight split arrays of nc, per-order factors,
+//     shift powers; p = 12: 18.6 KiB, p = 16: 37.1 KiB); threads 0 and 32 compute the
+//     per-pair factors (phases, rotation factors, powers). The sums of a node accumulate in
+//     registers of the coefficients' owners: no atomics, no order dependence. (The
+//     emulation's mutation check finds three of the ten barriers, and fmm_load_j's,
+//     redundant: marked "emulation: not needed", kept so that the baseline stays the
+//     measured kernel.)
+//   Warp per node (fmm_m2m_warp, fmm_m2l_warp, fmm_l2l_warp; the default): one warp per
+//     node, blockDim.x / FMM_WARP warps per block (the host launches as many as fit 48 KiB
+//     of shared memory, the limit without an opt-in, at most FMM_WARP_NODES = 8, so
+//     FMM_WARP_THREADS = 256: 8 up to p = 11, 7 at p = 12, 2 at p = 16), grid-stride over
+//     warps (node = blockIdx.x * warps + warp). M2L walks the node's list in CSR order
+//     exactly as the block shape, so every sum has the same order and every bit is the
+//     same. Lanes own i = lane + FMM_WARP k in a runtime loop (k <
+//     ceil(nc / 32): 2 at p = 8, 3 at p = 12, 5 at p = 16; no per-slot registers, every
+//     order to 16). Shared memory (fmm_warp_shared_doubles(p, warps)): per block J, the
+//     per-order constants i^m / w_m and i^m w_m and a coefficient table (n, m, order-major
+//     position per i), loaded once behind the block's only __syncthreads; per warp a slice
+//     with the accumulators (nc double2, each touched by its owner only), the pair's
+//     phases, middle factors and powers, and two split work arrays (the order-major arrays
+//     alias them: to order-major x -> y, shift y -> x, from order-major x -> y). p = 8:
+//     4.3 KiB + 2.5 KiB per warp (8 warps: 24.5 KiB); p = 16: 26.8 + 8.0 KiB per warp.
+//     A translation is nine __syncwarp-separated passes (the store pass reads back only
+//     what its lane wrote). The per-pair factors are computed by every lane (uniform
+//     code: no divergence, the issue cost of one lane): the frame's divisions and square
+//     roots, then one loop in which lane 0 stores the phase recurrence unit^m and lane 1
+//     the middle factors u^m (z_m = z_(m-1) step: one instruction stream, two chains) and
+//     lane 2 the powers; the per-order load and store factors cx_mul(f_in, phase[m]) are
+//     formed per coefficient where they are used (the same products as the block shape's
+//     table), and i^m / w_m (a reciprocal per order and pair in the block shape) is a
+//     block constant.
+//   p2m (one block of FMM_THREADS per leaf) uses no shared memory: each coefficient's
+//     owner evaluates Y_n^m by the CPU's recurrences (the diagonal, then the column: O(n)
+//     per particle), particle by particle.
 //   l2p: one thread per particle (FMM_L2P_THREADS = 128), the regular harmonics column by
 //     column in registers (no array: Y_(n-1)^m, Y_n^m), each term paired with the local
 //     coefficients it meets (the derivation is in gpu/fmm/mod.rs).
 //
-// Why this shape. This is the first, breadth-first version (issue 14): the block-per-node
-//   translation parallelises one pair over its coefficients, so a pair costs ten barriers
-//   and ~p dependent multiply-adds per pass; at p = 12 that is latency-bound, not
-//   compute-bound. The intended next step (ADR 0020) is a warp per pair with several
-//   pairs per block and J in shared memory, and direction tables for the common
-//   directions.
+// Why two shapes. The block shape (the first, breadth-first version of issue 14)
+//   parallelises one pair over its coefficients: a pair costs ten block barriers, the
+//   prologue runs on two threads while the block waits, and at p = 8 83 of 128 threads
+//   have no coefficient. It measured 91.9 ms for M2L at 1M uniform, p = 8, 11.7M pairs on
+//   the H200 (docs/performance/fmm.md): 2050 cycles per pair per SM at 1.98 GHz, with 7 blocks
+//   (7 pairs) resident per SM (72 registers x 128 threads). It is latency-bound. The warp
+//   shape keeps a pair inside one warp, so its barriers are warp barriers, and puts many
+//   more pairs in flight.
+//
+// Prediction for the warp shape (written before any device run; H200, 1M uniform, p = 8):
+//   - pairs in flight per SM: 7 -> 32 (59 registers, allocated as 64, x 256 threads: 4
+//     blocks of 8 warps; shared 4 x 24.5 KiB), every resident warp working (block shape:
+//     28 resident warps, 14 with coefficients);
+//   - barriers per pair: 10 __syncthreads of 4 warps -> 9 __syncwarp, no block barrier;
+//   - active lanes in a pass: 45 of 128 threads -> 45 of 64 lane-slots (70%);
+//   - prologue: thread 0's 1/rho, tz/tau, rho/tau and a loop of p + 1 orders with a
+//     correctly rounded reciprocal in each (1/w_m: rcp.rn.f64 in the PTX), 12 divisions
+//     or reciprocals at p = 8, while 126 threads wait -> 4 per pair (1/rho, tz/tau,
+//     rho/tau, 1/tau; 1/w_m is a block constant), the phase and middle-factor chains in
+//     one instruction stream (half the issue), no pair-independent factor recomputed;
+//   - what is not changed: the f64 operations of the passes (~450 FP64 warp instructions
+//     per pair at p = 8, counted by hand) and their shared-memory traffic (~500 wavefronts
+//     per pair, likewise: every multiply-add of the four matrix passes reads a J entry and
+//     an input from shared memory, 32 banks x 4 bytes per clock), the same in both shapes.
+//     With latency hidden, shared memory bounds the warp shape at ~500-700 cycles per pair
+//     per SM (at 1.98 GHz), i.e. M2L ~22-31 ms.
+//   Predicted: M2L 25-35 ms (2.6-3.7x faster than 91.9 ms), the device passes ~32-42 ms
+//   (the other phases unchanged; Plummer, 19.2M pairs: M2L ~40-57 ms). Not the 20 ms of the goal: past this step the
+//   quarter turn's shared-memory traffic is the limit (direction tables: one matrix pass
+//   per rotation instead of two; the rotation in registers).
 //
 // Buffers (direction, length, layout)
 //   bodies         read   4 n f32        [x, y, z, m] per body, tree order
@@ -77,9 +135,16 @@
 //   (p2m, m2m deepest first, m2l, l2l from level 1 down, then p2p and l2p).
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
-//   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_l2p 54; dynamic shared memory as above.
+//   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp 59,
+//   fmm_l2l_warp 48 (no spills), fmm_l2p 54; dynamic shared memory as above. The block
+//   shape's f64 instruction sequences (PTX) are those of the version measured at 104f32d.
+//   (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store pointer by
+//   lane; two predicated stores do not. The pass helpers take the s and 1/s tables as
+//   pointers: computing them inside each helper cost the baseline's fmm_m2l 12/20 bytes
+//   of spill.)
 //
-// Measured cost: not measured yet (no GPU run of this module so far).
+// Measured cost (H200, 104f32d, block shape): M2L 91.9 ms at 1M uniform, p = 8; the
+//   device passes 99.1 ms (docs/performance/fmm.md). The warp shape: not measured yet.
 
 typedef unsigned int u32;
 typedef long long i64;
@@ -87,6 +152,9 @@ typedef long long i64;
 #define FMM_MAX_ORDER 16u
 #define FMM_THREADS 128u
 #define FMM_SLOTS 2u
+#define FMM_WARP 32u
+#define FMM_WARP_NODES 8u
+#define FMM_WARP_THREADS 256u
 #define FMM_L2P_THREADS 128u
 #define FMM_NONE 0xffffffffu
 
@@ -225,6 +293,123 @@ __device__ __forceinline__ double2 fmm_i_pow(u32 m) {
 #define FMM_M2L 1
 #define FMM_L2L 2
 
+// ---- the per-coefficient arithmetic of a translation (both launch shapes) ---------------
+// One function per pass and coefficient: the shapes differ only in which thread computes
+// which coefficient and where the intermediates live, never in an operation or its order.
+
+// translate.rs's per-order constants of the quarter turn: f_in = i^m / w_m (load,
+// from_shift), f_out = i^m w_m (to_shift, store).
+__device__ __forceinline__ void fmm_order_factors(u32 m, double2& f_in, double2& f_out) {
+    const double w = m == 0 ? 2.0 : 1.0;
+    const double2 i = fmm_i_pow(m);
+    f_in = cx_scale(i, fmm_div(1.0, w));
+    f_out = cx_scale(i, w);
+}
+
+// The load and store factors of order m from the azimuth phase ph (prepare of translate.rs).
+template <int KIND>
+__device__ __forceinline__ double2 fmm_load_factor(double2 f_in, double2 ph) {
+    return cx_mul(f_in, KIND == FMM_L2L ? cx_conj(ph) : ph);
+}
+template <int KIND>
+__device__ __forceinline__ double2 fmm_store_factor(double2 f_out, double2 ph) {
+    return cx_mul(f_out, KIND == FMM_M2M ? cx_conj(ph) : ph);
+}
+
+// load: (src * load[m]) * f, f = s (M2M, M2L) or 1/s (L2L).
+template <int KIND>
+__device__ __forceinline__ double2 fmm_load_one(double2 src, double2 factor, const double* __restrict__ sv,
+                                                const double* __restrict__ inv_s, u32 i) {
+    const double f = KIND == FMM_L2L ? inv_s[i] : sv[i];
+    return cx_scale(cx_mul(src, factor), f);
+}
+
+// One output of a matrix pass of the quarter turn over degree-major (in_r, in_i):
+// out_n[a] = sum_b E+_n[b][a] in_n[b] (real part), sum_(b>=1) E-_n[b-1][a-1] in_n[b]
+// (imaginary part, 0 for a = 0): rotation.rs's axpy; `j_minus` is J's E- part (J +
+// fmm_plus_offset(p + 1)). With `mid` (0 none, 1 forward, 2 backward) the output is
+// multiplied by mids[a] or its conjugate (the quarter turn's middle phase pass, folded in).
+__device__ __forceinline__ double2 fmm_rotate_one(const double* j, const double* j_minus, u32 n, u32 a,
+                                                  const double* in_r, const double* in_i, const double2* mids,
+                                                  int mid) {
+    const u32 base = fmm_index(n, 0);
+    const double* plus = j + fmm_plus_offset(n);
+    double re = 0.0;
+    for (u32 b = 0; b <= n; ++b) fmm_acc(re, plus[b * (n + 1) + a], in_r[base + b]);
+    double im = 0.0;
+    if (a > 0) {
+        const double* minus = j_minus + fmm_minus_offset(n);
+        for (u32 b = 1; b <= n; ++b) fmm_acc(im, minus[(b - 1) * n + (a - 1)], in_i[base + b]);
+    }
+    if (mid == 0) return cx(re, im);
+    return cx_mul(cx(re, im), mid == 1 ? mids[a] : cx_conj(mids[a]));
+}
+
+// to order-major: (x * to_shift[m]) * f, f = 1/s (M2M, M2L) or s (L2L); M2L conjugates.
+template <int KIND>
+__device__ __forceinline__ double2 fmm_to_order_one(double2 x, double2 to_shift, const double* __restrict__ sv,
+                                                    const double* __restrict__ inv_s, u32 i) {
+    const double f = KIND == FMM_L2L ? sv[i] : inv_s[i];
+    const double2 v = cx_mul(x, to_shift);
+    return cx(fmm_mul(v.x, f), KIND == FMM_M2L ? fmm_mul(fmm_mul(v.y, f), -1.0) : fmm_mul(v.y, f));
+}
+
+// The shift of order m at degree n: position q = n - m of the order's run start..start +
+// len of the order-major arrays (or_, oi), with the pair's powers.
+template <int KIND>
+__device__ __forceinline__ double2 fmm_shift_one(const double* powers, const double* or_, const double* oi, u32 p,
+                                                 u32 n, u32 m) {
+    const u32 q = n - m;
+    const u32 len = p - m + 1;
+    const u32 start = fmm_order_start(p, m);
+    double ar = 0.0, ai = 0.0;
+    if (KIND == FMM_M2L) {
+        for (u32 j = 0; j < len; ++j) {
+            const double f = powers[2 * m + j + q];
+            fmm_acc(ar, f, or_[start + j]);
+            fmm_acc(ai, f, oi[start + j]);
+        }
+    } else if (KIND == FMM_M2M) {
+        for (u32 j = 0; j <= q; ++j) {
+            const double f = powers[q - j];
+            fmm_acc(ar, f, or_[start + j]);
+            fmm_acc(ai, f, oi[start + j]);
+        }
+    } else {
+        for (u32 kk = q; kk < len; ++kk) {
+            const double f = powers[kk - q];
+            fmm_acc(ar, f, or_[start + kk]);
+            fmm_acc(ai, f, oi[start + kk]);
+        }
+    }
+    return cx(ar, ai);
+}
+
+// from order-major: (c * f) * from_shift[m], f = s (M2M), (-1)^(n+m) / s (M2L), 1/s (L2L).
+template <int KIND>
+__device__ __forceinline__ double2 fmm_from_order_one(double2 c, double2 from_shift, const double* __restrict__ sv,
+                                                      const double* __restrict__ inv_s, u32 i, u32 n, u32 m) {
+    double f;
+    if (KIND == FMM_M2M) {
+        f = sv[i];
+    } else if (KIND == FMM_M2L) {
+        f = fmm_mul(((n + m) & 1u) ? -1.0 : 1.0, inv_s[i]);
+    } else {
+        f = inv_s[i];
+    }
+    return cx_mul(cx_scale(c, f), from_shift);
+}
+
+// store: acc + (x * store[m]) * f, f = 1/s (M2M) or s (M2L, L2L).
+template <int KIND>
+__device__ __forceinline__ double2 fmm_store_one(double2 acc, double2 x, double2 factor, const double* __restrict__ sv,
+                                                 const double* __restrict__ inv_s, u32 i) {
+    const double f = KIND == FMM_M2M ? inv_s[i] : sv[i];
+    return cx_add(acc, cx_scale(cx_mul(x, factor), f));
+}
+
+// ---- block per node (the baseline shape) -------------------------------------------------
+
 // The per-pair factors (thread 0: frame and prepare of translate.rs; thread 32: the shift
 // powers), for the shift t.
 template <int KIND>
@@ -240,22 +425,18 @@ __device__ __forceinline__ void fmm_prologue(const FmmShared& s, u32 p, double t
             unit = cx(fmm_mul(tx, inv), fmm_mul(ty, inv));
         }
         const double2 cs = cx(fmm_div(tz, tau), fmm_div(rho, tau));
-        const bool load_conj = KIND == FMM_L2L;
-        const bool store_conj = KIND == FMM_M2M;
         double2 ph = cx(1.0, 0.0);
         double2 mid = cx(1.0, 0.0);
         const double2 u = cx(-cs.x, cs.y);
         for (u32 m = 0; m <= p; ++m) {
             if (m > 0) ph = cx_mul(ph, unit);
             s.phase[m] = ph;
-            const double w = m == 0 ? 2.0 : 1.0;
-            const double2 i = fmm_i_pow(m);
-            const double2 f_in = cx_scale(i, fmm_div(1.0, w));
-            const double2 f_out = cx_scale(i, w);
-            s.load[m] = cx_mul(f_in, load_conj ? cx_conj(ph) : ph);
+            double2 f_in, f_out;
+            fmm_order_factors(m, f_in, f_out);
+            s.load[m] = fmm_load_factor<KIND>(f_in, ph);
             s.to_shift[m] = f_out;
             s.from_shift[m] = f_in;
-            s.store[m] = cx_mul(f_out, store_conj ? cx_conj(ph) : ph);
+            s.store[m] = fmm_store_factor<KIND>(f_out, ph);
             s.mid[m] = mid;
             mid = cx_mul(mid, u);
         }
@@ -280,34 +461,16 @@ __device__ __forceinline__ void fmm_prologue(const FmmShared& s, u32 p, double t
 }
 
 // One matrix pass of the quarter turn over degree-major (in_r, in_i) into (out_r, out_i)
-// for the thread's coefficients: out_n[a] = sum_b E+_n[b][a] in_n[b] (real parts),
-// sum_(b>=1) E-_n[b-1][a-1] in_n[b] (imaginary parts, 0 for a = 0): rotation.rs's axpy.
-// With `mid` (0 none, 1 forward, 2 backward) the outputs are multiplied by mid[a] or its
-// conjugate (the quarter turn's middle phase pass, folded in).
+// for the thread's coefficients (fmm_rotate_one each).
 __device__ __forceinline__ void fmm_axpy(const FmmShared& s, const FmmSlots& sl, u32 p, const double* in_r,
                                          const double* in_i, double* out_r, double* out_i, int mid) {
-    const u32 minus_base = fmm_plus_offset(p + 1);
+    const double* j_minus = s.j + fmm_plus_offset(p + 1);
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
-        const u32 n = sl.n[k], a = sl.m[k];
-        const u32 base = fmm_index(n, 0);
-        const double* plus = s.j + fmm_plus_offset(n);
-        double re = 0.0;
-        for (u32 b = 0; b <= n; ++b) fmm_acc(re, plus[b * (n + 1) + a], in_r[base + b]);
-        double im = 0.0;
-        if (a > 0) {
-            const double* minus = s.j + minus_base + fmm_minus_offset(n);
-            for (u32 b = 1; b <= n; ++b) fmm_acc(im, minus[(b - 1) * n + (a - 1)], in_i[base + b]);
-        }
-        if (mid != 0) {
-            const double2 f = mid == 1 ? s.mid[a] : cx_conj(s.mid[a]);
-            const double2 v = cx_mul(cx(re, im), f);
-            re = v.x;
-            im = v.y;
-        }
-        out_r[sl.i[k]] = re;
-        out_i[sl.i[k]] = im;
+        const double2 v = fmm_rotate_one(s.j, j_minus, sl.n[k], sl.m[k], in_r, in_i, s.mid, mid);
+        out_r[sl.i[k]] = v.x;
+        out_i[sl.i[k]] = v.y;
     }
 }
 
@@ -323,13 +486,11 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
     const double* inv_s = tables + fmm_tables_inv_s(p);
     fmm_prologue<KIND>(s, p, tx, ty, tz, tables);
     __syncthreads();
-    // load: x = (src * load[m]) * f, f = s (M2M, M2L) or 1/s (L2L).
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        const double f = KIND == FMM_L2L ? inv_s[i] : sv[i];
-        const double2 v = cx_scale(cx_mul(src[i], s.load[sl.m[k]]), f);
+        const double2 v = fmm_load_one<KIND>(src[i], s.load[sl.m[k]], sv, inv_s, i);
         s.xr[i] = v.x;
         s.xi[i] = v.y;
     }
@@ -337,65 +498,30 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
     fmm_axpy(s, sl, p, s.xr, s.xi, s.yr, s.yi, 1);
     __syncthreads();
     fmm_axpy(s, sl, p, s.yr, s.yi, s.xr, s.xi, 0);
-    __syncthreads();
-    // to order-major: (x * to_shift[m]) * f, f = 1/s (M2M, M2L) or s (L2L); M2L conjugates.
+    __syncthreads();  // emulation: not needed (each thread reads back only what it wrote); kept in the baseline
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        const double f = KIND == FMM_L2L ? sv[i] : inv_s[i];
-        const double2 v = cx_mul(cx(s.xr[i], s.xi[i]), s.to_shift[sl.m[k]]);
-        s.or_[sl.o[k]] = fmm_mul(v.x, f);
-        s.oi[sl.o[k]] = KIND == FMM_M2L ? fmm_mul(fmm_mul(v.y, f), -1.0) : fmm_mul(v.y, f);
+        const double2 v = fmm_to_order_one<KIND>(cx(s.xr[i], s.xi[i]), s.to_shift[sl.m[k]], sv, inv_s, i);
+        s.or_[sl.o[k]] = v.x;
+        s.oi[sl.o[k]] = v.y;
     }
     __syncthreads();
-    // The shift of each order m (run start..start + len of the order-major arrays); the
-    // output is position q of the run.
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
-        const u32 m = sl.m[k];
-        const u32 q = sl.n[k] - m;
-        const u32 len = p - m + 1;
-        const u32 start = fmm_order_start(p, m);
-        double ar = 0.0, ai = 0.0;
-        if (KIND == FMM_M2L) {
-            for (u32 j = 0; j < len; ++j) {
-                const double f = s.powers[2 * m + j + q];
-                fmm_acc(ar, f, s.or_[start + j]);
-                fmm_acc(ai, f, s.oi[start + j]);
-            }
-        } else if (KIND == FMM_M2M) {
-            for (u32 j = 0; j <= q; ++j) {
-                const double f = s.powers[q - j];
-                fmm_acc(ar, f, s.or_[start + j]);
-                fmm_acc(ai, f, s.oi[start + j]);
-            }
-        } else {
-            for (u32 kk = q; kk < len; ++kk) {
-                const double f = s.powers[kk - q];
-                fmm_acc(ar, f, s.or_[start + kk]);
-                fmm_acc(ai, f, s.oi[start + kk]);
-            }
-        }
-        s.cr[sl.o[k]] = ar;
-        s.ci[sl.o[k]] = ai;
+        const double2 c = fmm_shift_one<KIND>(s.powers, s.or_, s.oi, p, sl.n[k], sl.m[k]);
+        s.cr[sl.o[k]] = c.x;
+        s.ci[sl.o[k]] = c.y;
     }
-    __syncthreads();
-    // from order-major: (c * f) * from_shift[m], f = s (M2M), (-1)^(n+m) / s (M2L), 1/s (L2L).
+    __syncthreads();  // emulation: not needed (each thread reads back only what it wrote); kept in the baseline
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        double f;
-        if (KIND == FMM_M2M) {
-            f = sv[i];
-        } else if (KIND == FMM_M2L) {
-            f = fmm_mul(((sl.n[k] + sl.m[k]) & 1u) ? -1.0 : 1.0, inv_s[i]);
-        } else {
-            f = inv_s[i];
-        }
-        const double2 v = cx_mul(cx_scale(cx(s.cr[sl.o[k]], s.ci[sl.o[k]]), f), s.from_shift[sl.m[k]]);
+        const double2 v = fmm_from_order_one<KIND>(cx(s.cr[sl.o[k]], s.ci[sl.o[k]]), s.from_shift[sl.m[k]], sv,
+                                                   inv_s, i, sl.n[k], sl.m[k]);
         s.xr[i] = v.x;
         s.xi[i] = v.y;
     }
@@ -403,24 +529,23 @@ __device__ __forceinline__ void fmm_translate(const FmmShared& s, const FmmSlots
     fmm_axpy(s, sl, p, s.xr, s.xi, s.yr, s.yi, 2);
     __syncthreads();
     fmm_axpy(s, sl, p, s.yr, s.yi, s.xr, s.xi, 0);
-    __syncthreads();
-    // store: acc += (x * store[m]) * f, f = 1/s (M2M) or s (M2L, L2L).
+    __syncthreads();  // emulation: not needed (each thread reads back only what it wrote); kept in the baseline
 #pragma unroll
     for (u32 k = 0; k < FMM_SLOTS; ++k) {
         if (!sl.valid[k]) continue;
         const u32 i = sl.i[k];
-        const double f = KIND == FMM_M2M ? inv_s[i] : sv[i];
-        acc[k] = cx_add(acc[k], cx_scale(cx_mul(cx(s.xr[i], s.xi[i]), s.store[sl.m[k]]), f));
+        acc[k] = fmm_store_one<KIND>(acc[k], cx(s.xr[i], s.xi[i]), s.store[sl.m[k]], sv, inv_s, i);
     }
     __syncthreads();  // the next pair's prologue overwrites the factors
 }
+
 
 // J into shared memory (once per block).
 __device__ __forceinline__ void fmm_load_j(const FmmShared& s, u32 p, const double* __restrict__ tables) {
     const double* j = tables + fmm_tables_j(p);
     const u32 len = fmm_stride(p);
     for (u32 e = threadIdx.x; e < len; e += blockDim.x) s.j[e] = j[e];
-    __syncthreads();
+    __syncthreads();  // emulation: not needed (the first prologue's barrier follows); kept in the baseline
 }
 
 // (grid[to] - grid[from]) * half_unit, as FmmNodes::shift.
@@ -575,6 +700,278 @@ extern "C" __global__ void __launch_bounds__(FMM_THREADS)
         for (u32 k = 0; k < FMM_SLOTS; ++k) {
             if (sl.valid[k]) locals[(size_t)node * nc + sl.i[k]] = acc[k];
         }
+    }
+}
+
+
+// ---- warp per node -------------------------------------------------------------------------
+// One warp per target node, several nodes per block (blockDim.x / FMM_WARP of them, at most
+// FMM_WARP_NODES). The block shares the pair-independent data (J, the per-order constants,
+// the coefficient table), loaded once behind the only block barrier; each warp has its own
+// slice (accumulators, per-pair factors, two split work arrays, powers) and synchronises
+// with __syncwarp only. Lanes own the coefficients i = lane + FMM_WARP k (a runtime loop: any
+// order up to FMM_MAX_ORDER, no per-slot registers; the accumulators live in the warp's
+// slice, each touched by its owner only).
+
+// Doubles of the block-shared part: f_in, f_out (p + 1 double2 each), J, the coefficient
+// table (nc u32), rounded up to even (the slices hold double2).
+__device__ __forceinline__ u32 fmm_warp_block_doubles(u32 p) {
+    const u32 d = 4 * (p + 1) + fmm_stride(p) + (fmm_nc(p) + 1) / 2;
+    return (d + 1) & ~1u;
+}
+
+// Doubles of one warp's slice: acc (nc double2), phase and mid (p + 1 double2 each), the
+// split arrays x and y (4 nc), the powers (2p + 2).
+__device__ __forceinline__ u32 fmm_warp_slice_doubles(u32 p) { return 6 * fmm_nc(p) + 6 * (p + 1); }
+
+// Doubles of dynamic shared memory per block of the warp shape with `warps` warps (the
+// host's gpu::fmm::kernels::warp_shared_bytes computes 8 times this).
+__device__ __forceinline__ u32 fmm_warp_shared_doubles(u32 p, u32 warps) {
+    return fmm_warp_block_doubles(p) + warps * fmm_warp_slice_doubles(p);
+}
+
+struct FmmWarpBlock {
+    double2 *f_in, *f_out;  // i^m / w_m and i^m w_m per order
+    double* j;              // the quarter turn's blocks
+    u32* coef;              // per coefficient: n | m << 8 | o << 16 (o: order-major position)
+};
+
+struct FmmWarpSlice {
+    double2* acc;               // the node's sum, by coefficient
+    double2 *phase, *mid;       // the pair's azimuth phases and middle factors, by order
+    double *xr, *xi, *yr, *yi;  // the work arrays (degree-major or order-major by pass)
+    double* powers;             // the pair's shift powers
+};
+
+__device__ __forceinline__ u32 fmm_coef_n(u32 c) { return c & 0xffu; }
+__device__ __forceinline__ u32 fmm_coef_m(u32 c) { return (c >> 8) & 0xffu; }
+__device__ __forceinline__ u32 fmm_coef_o(u32 c) { return c >> 16; }
+
+__device__ __forceinline__ FmmWarpBlock fmm_warp_block(double* base, u32 p) {
+    FmmWarpBlock b;
+    b.f_in = reinterpret_cast<double2*>(base);
+    b.f_out = b.f_in + (p + 1);
+    b.j = base + 4 * (p + 1);
+    b.coef = reinterpret_cast<u32*>(b.j + fmm_stride(p));
+    return b;
+}
+
+__device__ __forceinline__ FmmWarpSlice fmm_warp_slice(double* base, u32 p, u32 warp) {
+    const u32 nc = fmm_nc(p);
+    double* at = base + fmm_warp_block_doubles(p) + warp * fmm_warp_slice_doubles(p);
+    FmmWarpSlice w;
+    w.acc = reinterpret_cast<double2*>(at);
+    w.phase = w.acc + nc;
+    w.mid = w.phase + (p + 1);
+    w.xr = at + 2 * nc + 4 * (p + 1);
+    w.xi = w.xr + nc;
+    w.yr = w.xi + nc;
+    w.yi = w.yr + nc;
+    w.powers = w.yi + nc;
+    return w;
+}
+
+// The block-shared part, by every thread of the block, then the block's one barrier.
+__device__ __forceinline__ void fmm_warp_block_load(const FmmWarpBlock& b, u32 p, const double* __restrict__ tables) {
+    const double* j = tables + fmm_tables_j(p);
+    const u32 len = fmm_stride(p), nc = fmm_nc(p);
+    for (u32 e = threadIdx.x; e < len; e += blockDim.x) b.j[e] = j[e];
+    for (u32 m = threadIdx.x; m <= p; m += blockDim.x) fmm_order_factors(m, b.f_in[m], b.f_out[m]);
+    for (u32 i = threadIdx.x; i < nc; i += blockDim.x) {
+        u32 n = 0;
+        while (fmm_index(n + 1, 0) <= i) ++n;
+        const u32 m = i - fmm_index(n, 0);
+        b.coef[i] = n | (m << 8) | ((fmm_order_start(p, m) + (n - m)) << 16);
+    }
+    __syncthreads();
+}
+
+// The per-pair factors of the shift t, the CPU's recurrences in its order: every lane
+// computes them (uniform: no divergence, the same issue cost as one lane), lane 0 stores
+// the phases unit^m, lane 1 the middle factors u^m (one recurrence z_m = z_(m-1) step on
+// two lanes, so both chains advance in the same instructions), lane 2 the powers.
+template <int KIND>
+__device__ __forceinline__ void fmm_warp_prologue(const FmmWarpSlice& w, u32 lane, u32 p, double tx, double ty,
+                                                  double tz, const double* __restrict__ tables) {
+    const double rho2 = fmm_add(fmm_mul(tx, tx), fmm_mul(ty, ty));
+    const double rho = fmm_sqrt(rho2);
+    const double tau = fmm_sqrt(fmm_add(rho2, fmm_mul(tz, tz)));
+    double2 unit = cx(1.0, 0.0);
+    if (rho2 > 0.0) {
+        const double inv = fmm_div(1.0, rho);
+        unit = cx(fmm_mul(tx, inv), fmm_mul(ty, inv));
+    }
+    const double2 cs = cx(fmm_div(tz, tau), fmm_div(rho, tau));
+    const double2 u = cx(-cs.x, cs.y);
+    const double2 step = (lane & 1u) ? u : unit;
+    const double* fact = tables + (KIND == FMM_M2L ? fmm_tables_fact(p) : fmm_tables_inv_fact(p));
+    const double ratio = KIND == FMM_M2L ? fmm_div(1.0, tau) : tau;
+    double power = KIND == FMM_M2L ? ratio : 1.0;
+    const u32 last = KIND == FMM_M2L ? 2 * p : p;
+    double2 z = cx(1.0, 0.0);
+    for (u32 j = 0; j <= last; ++j) {
+        if (j <= p) {
+            if (j > 0) z = cx_mul(z, step);
+            if (lane == 0) w.phase[j] = z;
+            if (lane == 1) w.mid[j] = z;
+        }
+        const double v = KIND == FMM_M2L ? fmm_mul(fact[j], power) : fmm_mul(power, fact[j]);
+        if (lane == 2) w.powers[j] = v;
+        power = fmm_mul(power, ratio);
+    }
+}
+
+// One matrix pass (fmm_rotate_one) over the lane's coefficients.
+__device__ __forceinline__ void fmm_warp_rotate(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                const double* in_r, const double* in_i, double* out_r, double* out_i,
+                                                int mid) {
+    const double* j_minus = b.j + fmm_plus_offset(p + 1);
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
+        const u32 c = b.coef[i];
+        const double2 v = fmm_rotate_one(b.j, j_minus, fmm_coef_n(c), fmm_coef_m(c), in_r, in_i, w.mid, mid);
+        out_r[i] = v.x;
+        out_i[i] = v.y;
+    }
+}
+
+// One translation of `src` by the shift t, added to the warp's accumulators: the passes of
+// fmm_translate in its order, ten __syncwarp-separated passes; the order-major arrays
+// alias the work arrays (to order-major x -> y, shift y -> x, from order-major x -> y), so
+// a slice holds two split arrays instead of four. Every lane of the warp calls it.
+template <int KIND>
+__device__ __forceinline__ void fmm_warp_translate(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                   const double* __restrict__ tables,
+                                                   const double2* __restrict__ src, double tx, double ty, double tz) {
+    const u32 nc = fmm_nc(p);
+    const double* sv = tables;
+    const double* inv_s = tables + fmm_tables_inv_s(p);
+    fmm_warp_prologue<KIND>(w, lane, p, tx, ty, tz, tables);
+    __syncwarp();
+    for (u32 i = lane; i < nc; i += FMM_WARP) {
+        const u32 m = fmm_coef_m(b.coef[i]);
+        const double2 v = fmm_load_one<KIND>(src[i], fmm_load_factor<KIND>(b.f_in[m], w.phase[m]), sv, inv_s, i);
+        w.xr[i] = v.x;
+        w.xi[i] = v.y;
+    }
+    __syncwarp();
+    fmm_warp_rotate(b, w, lane, p, w.xr, w.xi, w.yr, w.yi, 1);
+    __syncwarp();
+    fmm_warp_rotate(b, w, lane, p, w.yr, w.yi, w.xr, w.xi, 0);
+    __syncwarp();
+    for (u32 i = lane; i < nc; i += FMM_WARP) {
+        const u32 c = b.coef[i];
+        const double2 v = fmm_to_order_one<KIND>(cx(w.xr[i], w.xi[i]), b.f_out[fmm_coef_m(c)], sv, inv_s, i);
+        w.yr[fmm_coef_o(c)] = v.x;
+        w.yi[fmm_coef_o(c)] = v.y;
+    }
+    __syncwarp();
+    for (u32 i = lane; i < nc; i += FMM_WARP) {
+        const u32 c = b.coef[i];
+        const double2 v = fmm_shift_one<KIND>(w.powers, w.yr, w.yi, p, fmm_coef_n(c), fmm_coef_m(c));
+        w.xr[fmm_coef_o(c)] = v.x;
+        w.xi[fmm_coef_o(c)] = v.y;
+    }
+    __syncwarp();
+    for (u32 i = lane; i < nc; i += FMM_WARP) {
+        const u32 c = b.coef[i], o = fmm_coef_o(c), m = fmm_coef_m(c);
+        const double2 v = fmm_from_order_one<KIND>(cx(w.xr[o], w.xi[o]), b.f_in[m], sv, inv_s, i, fmm_coef_n(c), m);
+        w.yr[i] = v.x;
+        w.yi[i] = v.y;
+    }
+    __syncwarp();
+    fmm_warp_rotate(b, w, lane, p, w.yr, w.yi, w.xr, w.xi, 2);
+    __syncwarp();
+    fmm_warp_rotate(b, w, lane, p, w.xr, w.xi, w.yr, w.yi, 0);
+    // (no barrier: the store pass reads back only the y entries the lane itself wrote)
+    for (u32 i = lane; i < nc; i += FMM_WARP) {
+        const u32 m = fmm_coef_m(b.coef[i]);
+        w.acc[i] = fmm_store_one<KIND>(w.acc[i], cx(w.yr[i], w.yi[i]), fmm_store_factor<KIND>(b.f_out[m], w.phase[m]),
+                                       sv, inv_s, i);
+    }
+    __syncwarp();  // the next pair's prologue overwrites the factors
+}
+
+// The lane's accumulators: zeros, or `from` (nc double2, global memory).
+__device__ __forceinline__ void fmm_warp_acc_init(const FmmWarpSlice& w, u32 lane, u32 p,
+                                                  const double2* __restrict__ from) {
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) w.acc[i] = from ? from[i] : cx(0.0, 0.0);
+}
+
+// The lane's accumulators into `to` (nc double2, global memory).
+__device__ __forceinline__ void fmm_warp_acc_store(const FmmWarpSlice& w, u32 lane, u32 p, double2* __restrict__ to) {
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) to[i] = w.acc[i];
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_m2m_warp(const i64* __restrict__ grid, const u32* __restrict__ first_children, const u32* __restrict__ counts,
+                 const double* __restrict__ tables, double2* __restrict__ multipoles, u32 first, u32 count,
+                 u32 children, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 b = blockIdx.x * warps + warp; b < count; b += gridDim.x * warps) {
+        const u32 node = first + b;
+        const u32 child0 = first_children[node];
+        if (child0 == FMM_NONE) continue;  // a leaf: fmm_p2m wrote it (uniform per warp)
+        fmm_warp_acc_init(w, lane, p, nullptr);
+        if (counts[node] > 0) {
+            for (u32 c = child0; c < child0 + children; ++c) {
+                if (counts[c] == 0) continue;
+                double tx, ty, tz;
+                fmm_shift(grid, c, node, hx, hy, hz, tx, ty, tz);
+                fmm_warp_translate<FMM_M2M>(blk, w, lane, p, tables, multipoles + (size_t)c * nc, tx, ty, tz);
+            }
+        }
+        fmm_warp_acc_store(w, lane, p, multipoles + (size_t)node * nc);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_m2l_warp(const i64* __restrict__ grid, const u32* __restrict__ m2l_offsets,
+                 const u32* __restrict__ m2l_sources, const double* __restrict__ tables,
+                 const double2* __restrict__ multipoles, double2* __restrict__ locals, u32 nodes, u32 p, double hx,
+                 double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 t = blockIdx.x * warps + warp; t < nodes; t += gridDim.x * warps) {
+        fmm_warp_acc_init(w, lane, p, nullptr);
+        const u32 end = m2l_offsets[t + 1];
+        for (u32 e = m2l_offsets[t]; e < end; ++e) {
+            const u32 src = m2l_sources[e];
+            double tx, ty, tz;
+            fmm_shift(grid, t, src, hx, hy, hz, tx, ty, tz);
+            fmm_warp_translate<FMM_M2L>(blk, w, lane, p, tables, multipoles + (size_t)src * nc, tx, ty, tz);
+        }
+        fmm_warp_acc_store(w, lane, p, locals + (size_t)t * nc);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_l2l_warp(const i64* __restrict__ grid, const u32* __restrict__ parents, const u32* __restrict__ counts,
+                 const u32* __restrict__ has_local, const double* __restrict__ tables, double2* __restrict__ locals,
+                 u32 first, u32 count, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 b = blockIdx.x * warps + warp; b < count; b += gridDim.x * warps) {
+        const u32 node = first + b;
+        const u32 parent = parents[node];
+        if (parent == FMM_NONE || has_local[parent] == 0 || counts[node] == 0) continue;  // uniform per warp
+        fmm_warp_acc_init(w, lane, p, locals + (size_t)node * nc);
+        double tx, ty, tz;
+        fmm_shift(grid, node, parent, hx, hy, hz, tx, ty, tz);
+        fmm_warp_translate<FMM_L2L>(blk, w, lane, p, tables, locals + (size_t)parent * nc, tx, ty, tz);
+        fmm_warp_acc_store(w, lane, p, locals + (size_t)node * nc);
     }
 }
 

@@ -24,8 +24,12 @@
 //! has f64), median / p90 / p99 / max.
 //!
 //! GPU: CUDA runs every pass ([`orrery_traverse::gpu::GpuFmm`]; the lists are the CPU's,
-//! built and uploaded once per tree); wgpu has no f64 expansion passes
-//! (`Error::Unsupported`), so it runs the near field (P2P) alone.
+//! built and uploaded once per tree), each setting in both translation shapes side by side
+//! ([`TranslationShape::ALL`]: the block-per-node baseline, then the warp-per-node
+//! default) on the same tree and upload, the shape at the end of the row's name
+//! (`uniform 1M fmm adaptive p 8 warp per node`; `ORRERY_FMM_ONLY=uniform 1M fmm adaptive p 8`
+//! selects both); wgpu has no f64 expansion passes (`Error::Unsupported`), so it runs the
+//! near field (P2P) alone, one row per tree without a shape.
 
 use std::time::Instant;
 
@@ -75,8 +79,9 @@ fn workloads(n: usize) -> Result<Vec<Workload>> {
 }
 
 /// Whether `workload` is selected by `ORRERY_FMM_ONLY` (comma-separated substrings of
-/// workload names, e.g. `uniform 1M fmm adaptive p 8`); everything when it is unset. A
-/// model none of whose rows is selected is not generated or summed.
+/// workload names, e.g. `uniform 1M fmm adaptive p 8`, which selects the rows of both
+/// translation shapes, or `uniform 1M fmm adaptive p 8 warp per node`); everything when it
+/// is unset. A model none of whose rows is selected is not generated or summed.
 fn selected(workload: &str) -> bool {
     match std::env::var("ORRERY_FMM_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|part| workload.contains(part.trim())),
@@ -254,7 +259,8 @@ mod gpu {
     use orrery_core::{Error, GpuExecutor, Result};
     use orrery_traverse::Gravity;
     use orrery_traverse::direct::{Targets, direct_sum_f64, evenly_spaced_targets};
-    use orrery_traverse::gpu::fmm::GpuFmmTimings;
+    use orrery_traverse::fmm::solver::FmmPrepared;
+    use orrery_traverse::gpu::fmm::{GpuFmmTimings, TranslationShape};
     use orrery_traverse::gpu::walk::GpuWalk;
     use orrery_traverse::gpu::{DeviceBodies, DeviceForces, GpuBarnesHut, GpuFmm, direct_sum_gpu_f64};
     use orrery_traverse::solver::BarnesHut;
@@ -297,6 +303,58 @@ mod gpu {
         }
     }
 
+    /// Whether the row of `workload` in some translation shape is selected (CUDA rows end
+    /// in the shape's name; the wgpu P2P row, with no translations, runs when one is).
+    fn any_shape_selected(workload: &str) -> bool {
+        TranslationShape::ALL.iter().any(|shape| selected(&format!("{workload} {}", shape.name())))
+    }
+
+    /// What a device row reports from the host: the tree (for scattering the forces back
+    /// to input order) and the host's tree and lists time.
+    struct DeviceRowHost<'a> {
+        prepared: &'a FmmPrepared<f32>,
+        tree_ms: f64,
+    }
+
+    /// One CUDA row: `fmm`'s evaluation of `bodies` in its current shape, timed per phase
+    /// (medians over the repeats), and the errors of its forces at `targets`.
+    fn device_row<E: GpuExecutor>(
+        exec: &E,
+        cfg: &Config,
+        fmm: &mut GpuFmm<E>,
+        bodies: &E::Buffer<f32>,
+        host: &DeviceRowHost<'_>,
+        targets: &[u32],
+        reference: &Forces<f64>,
+    ) -> Result<(Stats, String)> {
+        let mut samples = Vec::new();
+        let mut phases: [Vec<f64>; 5] = Default::default();
+        for run in 0..cfg.warmup + cfg.repeats {
+            let t: GpuFmmTimings = fmm.evaluate_timed(exec, bodies)?;
+            if run >= cfg.warmup {
+                samples.push(t.total());
+                for (k, v) in [t.upward, t.m2l, t.downward, t.p2p, t.l2p].into_iter().enumerate() {
+                    phases[k].push(v.as_secs_f64());
+                }
+            }
+        }
+        let stats = Stats::from_samples(&mut samples);
+        let [up, m2l, down, p2p, l2p] = phases.map(|mut v| median_ms(&mut v));
+        let n = host.prepared.bodies.len();
+        let forces = host.prepared.bodies.scatter_forces(&fmm.download_forces(exec)?, n);
+        let info = format!(
+            "ms: tree + lists (host) {:.1}, upward {up:.2}, M2L {m2l:.2}, downward {down:.2}, P2P {p2p:.2}, \
+             L2P {l2p:.2}; {} M2L pairs, {} P2P pairs, {} nodes; translations {}; {}",
+            host.tree_ms,
+            fmm.plan().m2l_pairs(),
+            fmm.plan().p2p_pairs(),
+            fmm.plan().nodes(),
+            fmm.shape().name(),
+            errors(&forces, targets, reference)?
+        );
+        Ok((stats, info))
+    }
+
     /// Every FMM setting and Barnes-Hut on every workload and size (see the module
     /// documentation).
     ///
@@ -308,7 +366,7 @@ mod gpu {
         for n in sizes(cfg, false) {
             for w in workloads(n)? {
                 let prefix = format!("{} {} ", w.name, size_label(n));
-                let wanted = settings(n).iter().any(|(set, _)| selected(&format!("{prefix}fmm {set}")))
+                let wanted = settings(n).iter().any(|(set, _)| any_shape_selected(&format!("{prefix}fmm {set}")))
                     || BH_THETAS.iter().any(|t| selected(&format!("{prefix}barnes-hut theta {t}")));
                 if !wanted {
                     continue;
@@ -318,7 +376,7 @@ mod gpu {
                 let reference = reference(exec, &bodies, &w.bodies, &targets)?;
                 for (setting, s) in settings(n) {
                     let workload = format!("{} {} fmm {setting}", w.name, size_label(n));
-                    if !selected(&workload) {
+                    if !any_shape_selected(&workload) {
                         continue;
                     }
                     let ((mut fmm, prepared), prep) = host_secs(|| GpuFmm::prepare(exec, &s, &bodies.view()?))?;
@@ -336,31 +394,17 @@ mod gpu {
                         continue;
                     }
                     full?;
-                    let mut samples = Vec::new();
-                    let mut phases: [Vec<f64>; 5] = Default::default();
-                    for run in 0..cfg.warmup + cfg.repeats {
-                        let t: GpuFmmTimings = fmm.evaluate_timed(exec, &d)?;
-                        if run >= cfg.warmup {
-                            samples.push(t.total());
-                            for (k, v) in [t.upward, t.m2l, t.downward, t.p2p, t.l2p].into_iter().enumerate() {
-                                phases[k].push(v.as_secs_f64());
-                            }
+                    let host = DeviceRowHost { prepared: &prepared, tree_ms: prep.as_secs_f64() * 1e3 };
+                    for shape in TranslationShape::ALL {
+                        let workload = format!("{workload} {}", shape.name());
+                        if !selected(&workload) {
+                            continue;
                         }
+                        fmm.set_shape(shape);
+                        let (stats, info) = device_row(exec, cfg, &mut fmm, &d, &host, &targets, &reference)?;
+                        eprintln!("  {name} {workload}: {:.3} ms", stats.median_ms);
+                        records.push(record(format!("{name} fmm (device passes)"), workload, n, stats, info));
                     }
-                    let stats = Stats::from_samples(&mut samples);
-                    let [up, m2l, down, p2p, l2p] = phases.map(|mut v| median_ms(&mut v));
-                    let forces = prepared.bodies.scatter_forces(&fmm.download_forces(exec)?, n);
-                    let info = format!(
-                        "ms: tree + lists (host) {:.1}, upward {up:.2}, M2L {m2l:.2}, downward {down:.2}, P2P {p2p:.2}, \
-                         L2P {l2p:.2}; {} M2L pairs, {} P2P pairs, {} nodes; {}",
-                        prep.as_secs_f64() * 1e3,
-                        fmm.plan().m2l_pairs(),
-                        fmm.plan().p2p_pairs(),
-                        fmm.plan().nodes(),
-                        errors(&forces, &targets, &reference)?
-                    );
-                    eprintln!("  {name} {workload}: {:.3} ms", stats.median_ms);
-                    records.push(record(format!("{name} fmm (device passes)"), workload, n, stats, info));
                 }
                 let d = DeviceBodies::upload(exec, &bodies.view()?)?;
                 for theta in BH_THETAS {

@@ -2,8 +2,11 @@
 //! after the upward pass, locals after M2L and after the downward pass, forces after P2P
 //! and L2P) and end to end (input order, against the CPU solver, and a recorded
 //! evaluation replayed), on CUDA; the near field on wgpu (the expansion passes are f64,
-//! CUDA only, and say so as `Error::Unsupported`); bad input. See `common` for the skip
-//! rules (`ORRERY_REQUIRE_CUDA=1`, `ORRERY_REQUIRE_WGPU=1`).
+//! CUDA only, and say so as `Error::Unsupported`); bad input. The CUDA stage tests run
+//! both translation shapes ([`TranslationShape::ALL`]: block per node, the baseline, and
+//! warp per node, the default), each on a fresh evaluation. See `common` for the skip rules
+//! (`ORRERY_REQUIRE_CUDA=1`, `ORRERY_REQUIRE_WGPU=1`; without a device each CUDA test
+//! reports its skip and returns).
 //!
 //! # Tolerances (derived in `orrery_traverse::gpu::fmm`)
 //! - Expansions: the GPU performs the CPU's f64 operations (quarter-turn rotations, as
@@ -27,6 +30,7 @@ use orrery_traverse::fmm::isa::Level;
 use orrery_traverse::fmm::solver::FmmPrepared;
 use orrery_traverse::fmm::{Fmm, FmmSolver, FmmTree, Rotations};
 use orrery_traverse::gpu::GpuFmm;
+use orrery_traverse::gpu::fmm::TranslationShape;
 use orrery_traverse::{Forces, Gravity};
 use orrery_tree_build::Shape;
 
@@ -135,13 +139,15 @@ fn assert_forces(gpu: &Forces<f32>, cpu: &Forces<f32>, scales: &[[f64; 2]], what
     }
 }
 
-/// Every stage on CUDA against the CPU's passes, then the forces.
-fn stages<E: GpuExecutor>(exec: &E, name: &str) {
+/// Every stage on CUDA against the CPU's passes, then the forces, in `translations`.
+fn stages<E: GpuExecutor>(exec: &E, name: &str, translations: TranslationShape) {
     for (k, (shape, tree, p, theta, eps)) in cases().into_iter().enumerate() {
-        let what = format!("{name}: {shape:?} {tree:?} p = {p} theta = {theta}");
+        let what = format!("{name} {}: {shape:?} {tree:?} p = {p} theta = {theta}", translations.name());
         let set = bodies(3000, 40 + k as u64);
         let s = solver(shape, tree, p, theta, eps);
-        let (mut gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+        let (gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+        let mut gpu = gpu.with_shape(translations);
+        assert_eq!(gpu.shape(), translations);
         let (view, tb) = (&prepared.view, &prepared.bodies);
         let plan = s.fmm.plan(view, tb).unwrap();
         let device_bodies = GpuFmm::upload_bodies(exec, tb).unwrap();
@@ -167,25 +173,35 @@ fn stages<E: GpuExecutor>(exec: &E, name: &str) {
 }
 
 #[test]
-fn cuda_fmm_stages_match_the_cpu() {
+fn cuda_fmm_stages_match_the_cpu_block_per_node() {
     let _guard = serial();
     if let Some(exec) = cuda() {
-        stages(exec, "cuda");
+        stages(exec, "cuda", TranslationShape::BlockPerNode);
     }
 }
 
-/// A small tree at the lowest and the highest order, every stage against the CPU: what
-/// compute-sanitizer's racecheck runs (`benches/device/fmm.sh`; the other CUDA tests are
-/// too slow under it).
+#[test]
+fn cuda_fmm_stages_match_the_cpu_warp_per_node() {
+    let _guard = serial();
+    if let Some(exec) = cuda() {
+        stages(exec, "cuda", TranslationShape::WarpPerNode);
+    }
+}
+
+/// A small tree at the lowest and the highest order, every stage against the CPU, in
+/// both translation shapes: what compute-sanitizer's racecheck runs
+/// (`benches/device/fmm.sh`; the other CUDA tests are too slow under it).
 #[test]
 fn cuda_fmm_small_trees_for_the_sanitizers() {
     let _guard = serial();
     let Some(exec) = cuda() else { return };
-    for (p, shape) in [(1, Shape::Octree(Curve::Hilbert)), (16, Shape::Binary)] {
-        let what = format!("cuda small: p = {p} {shape:?}");
+    let orders = [(1, Shape::Octree(Curve::Hilbert)), (16, Shape::Binary)];
+    for ((p, shape), translations) in orders.into_iter().flat_map(|o| TranslationShape::ALL.map(|t| (o, t))) {
+        let what = format!("cuda small {}: p = {p} {shape:?}", translations.name());
         let set = bodies(400, 5);
         let s = solver(shape, FmmTree::LeafCount { bucket: 16 }, p, 0.5, 0.0);
-        let (mut gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+        let (gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+        let mut gpu = gpu.with_shape(translations);
         let (view, tb) = (&prepared.view, &prepared.bodies);
         let plan = s.fmm.plan(view, tb).unwrap();
         let device_bodies = GpuFmm::upload_bodies(exec, tb).unwrap();
@@ -201,8 +217,9 @@ fn cuda_fmm_small_trees_for_the_sanitizers() {
     }
 }
 
-/// The whole evaluation (one call, then a recording replayed with moved bodies) against
-/// the CPU solver in input order, and errors against f64 direct summation like the CPU's.
+/// The whole evaluation (one call, then a recording replayed with moved bodies; the
+/// default shape) against the CPU solver in input order, errors against f64 direct
+/// summation like the CPU's, and the baseline shape's forces: the same bits.
 #[test]
 fn cuda_fmm_end_to_end_and_replayed() {
     let _guard = serial();
@@ -211,11 +228,17 @@ fn cuda_fmm_end_to_end_and_replayed() {
     let set = to_f32(&set64);
     let s = solver(Shape::Octree(Curve::Hilbert), FmmTree::LeafCount { bucket: 64 }, 10, 0.5, 0.0);
     let (mut gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+    assert_eq!(gpu.shape(), TranslationShape::WarpPerNode, "the default shape");
     let plan = s.fmm.plan(&prepared.view, &prepared.bodies).unwrap();
     let scales = near_scales(&prepared, &plan, 1.0);
     let device_bodies = GpuFmm::upload_bodies(exec, &prepared.bodies).unwrap();
     gpu.evaluate(exec, &device_bodies).unwrap();
     let once = gpu.download_forces(exec).unwrap();
+    let (baseline, _) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+    let mut baseline = baseline.with_shape(TranslationShape::BlockPerNode);
+    baseline.evaluate(exec, &device_bodies).unwrap();
+    let block = baseline.download_forces(exec).unwrap();
+    assert!(crate::common::same_bits(&once, &block), "both shapes compute the same forces");
     let cpu = s.solve(&set.view().unwrap()).unwrap().forces;
     let n = set.len();
     assert_forces(
@@ -280,10 +303,18 @@ fn wgpu_fmm_near_field_matches_the_cpu_and_far_field_is_unsupported() {
         gpu.near_field(exec, &device_bodies).unwrap();
         let scales = near_scales(&prepared, &plan, 1.0);
         assert_forces(&gpu.download_forces(exec).unwrap(), &cpu, &scales, &what);
-        for result in
-            [gpu.upward(exec, &device_bodies), gpu.m2l(exec), gpu.downward(exec), gpu.evaluate(exec, &device_bodies)]
-        {
-            assert!(matches!(result, Err(Error::Unsupported { .. })), "{what}: {result:?}");
+        assert_eq!(gpu.shape(), TranslationShape::WarpPerNode, "the default shape");
+        for translations in TranslationShape::ALL {
+            gpu.set_shape(translations);
+            assert_eq!(gpu.shape(), translations);
+            for result in [
+                gpu.upward(exec, &device_bodies),
+                gpu.m2l(exec),
+                gpu.downward(exec),
+                gpu.evaluate(exec, &device_bodies),
+            ] {
+                assert!(matches!(result, Err(Error::Unsupported { .. })), "{what} {}: {result:?}", translations.name());
+            }
         }
     }
 }

@@ -41,8 +41,15 @@
 //! [`crate::fmm::Rotations::QuarterTurn`]; `J` in shared memory), every pass of
 //! [`crate::fmm::operators::translate`] in its order of terms: the CPU's table and
 //! quarter-turn rotations agree to 1e-11 (tested on the CPU), so a GPU run is compared with
-//! either. One block per node, its threads over the coefficients (`kernels.rs`: 128
-//! threads, two coefficients each, `nc(16) = 153`).
+//! either. Two launch shapes ([`TranslationShape`]), the same operations in the same order
+//! (the expansions are the CPU's bits in both):
+//! - [`TranslationShape::WarpPerNode`] (the default): one warp per target node, up to
+//!   eight nodes per block (`fmm_m2m_warp`, `fmm_m2l_warp`, `fmm_l2l_warp`); the lanes over
+//!   the coefficients (`i = lane + 32 k`), nine `__syncwarp` barriers per translation, `J`
+//!   and the per-order constants shared by the block, a slice of shared memory per warp.
+//! - [`TranslationShape::BlockPerNode`] (the first version, kept as the baseline): one
+//!   block of 128 threads per node, two coefficients each (`nc(16) = 153`), ten
+//!   `__syncthreads` barriers per translation (`fmm_m2m`, `fmm_m2l`, `fmm_l2l`).
 //!
 //! # L2P without a harmonics array
 //! [`crate::fmm::operators::l2p`] sums, with `Y = Y(d)`,
@@ -70,7 +77,10 @@
 mod kernels;
 mod plan;
 
-pub use kernels::{FMM, FMM_ENTRIES, FMM_P2P, FMM_P2P_ENTRIES, MAX_ORDER, shared_bytes};
+pub use kernels::{
+    FMM, FMM_ENTRIES, FMM_P2P, FMM_P2P_ENTRIES, LAUNCH_SHARED_LIMIT, MAX_ORDER, WARP_NODES, shared_bytes,
+    warp_shared_bytes, warps_per_block,
+};
 pub use plan::{DeviceFmmPlan, pack_tables};
 
 use std::time::Duration;
@@ -80,7 +90,10 @@ use orrery_core::gpu::{GpuExecutor, LaunchConfig};
 use orrery_core::{Error, ExecutorKind, ParticlesView, Result, View};
 use orrery_tree_build::view::TreeView;
 
-use self::kernels::{L2P_THREADS, P2P_THREADS, SLOTS, THREADS, fmm_l2l, fmm_l2p, fmm_m2l, fmm_m2m, fmm_p2m, fmm_p2p};
+use self::kernels::{
+    L2P_THREADS, P2P_THREADS, SLOTS, THREADS, WARP, fmm_l2l, fmm_l2l_warp, fmm_l2p, fmm_m2l, fmm_m2l_warp, fmm_m2m,
+    fmm_m2m_warp, fmm_p2m, fmm_p2p,
+};
 use crate::bodies::Forces;
 use crate::fmm::evaluate::{Fmm, FmmPlan};
 use crate::fmm::expansions::{Complex, num_coefficients};
@@ -90,6 +103,48 @@ use crate::walk::walk_eps2;
 
 /// Every module of the FMM (for ahead-of-time compile checks).
 pub const KERNEL_MODULES: [orrery_core::KernelSource; 2] = [FMM, FMM_P2P];
+
+/// How the translation passes (M2M, M2L, L2L) are laid out on the device. Both shapes
+/// perform the same f64 operations in the same order for every coefficient, so the
+/// expansions are the same bits (the CPU's) either way; they differ in parallelism only.
+/// Both handle every order up to [`MAX_ORDER`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TranslationShape {
+    /// One block of 128 threads per target node, ten block barriers per translation, two
+    /// threads computing the pair's factors (`fmm_m2m`, `fmm_m2l`, `fmm_l2l`): the first
+    /// version, kept as the baseline the warp shape is measured against.
+    BlockPerNode,
+    /// One warp per target node and up to [`WARP_NODES`] nodes per block (as many as fit
+    /// [`LAUNCH_SHARED_LIMIT`]: eight up to p = 11, two at p = 16), nine warp barriers per
+    /// translation, the pair's factors computed by the warp's lanes
+    /// (`fmm_m2m_warp`, `fmm_m2l_warp`, `fmm_l2l_warp`). The default.
+    #[default]
+    WarpPerNode,
+}
+
+impl TranslationShape {
+    /// Both shapes, the baseline first.
+    pub const ALL: [TranslationShape; 2] = [TranslationShape::BlockPerNode, TranslationShape::WarpPerNode];
+
+    /// A short name for reports and benchmark rows: `"block per node"`, `"warp per node"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TranslationShape::BlockPerNode => "block per node",
+            TranslationShape::WarpPerNode => "warp per node",
+        }
+    }
+}
+
+/// Calls the block-shape or the warp-shape entry of one translation kind with the same
+/// arguments.
+macro_rules! by_shape {
+    ($shape:expr, $block:ident, $warp:ident, $($arg:expr),* $(,)?) => {
+        match $shape {
+            TranslationShape::BlockPerNode => $block($($arg),*),
+            TranslationShape::WarpPerNode => $warp($($arg),*),
+        }
+    };
+}
 
 /// Device time per phase of one [`GpuFmm::evaluate_timed`] (device events; for
 /// benchmarks, never asserted).
@@ -119,6 +174,7 @@ impl GpuFmmTimings {
 /// evaluation, so it can be recorded).
 pub struct GpuFmm<E: GpuExecutor> {
     fmm: Fmm<f32>,
+    shape: TranslationShape,
     plan: DeviceFmmPlan<E>,
     multipoles: E::Buffer<[f64; 2]>,
     locals: E::Buffer<[f64; 2]>,
@@ -139,7 +195,8 @@ fn check_far_field<E: GpuExecutor>(exec: &E) -> Result<()> {
 }
 
 impl<E: GpuExecutor> GpuFmm<E> {
-    /// The evaluation of `plan` (made by [`Fmm::plan`] with `fmm` for `view`) on `exec`.
+    /// The evaluation of `plan` (made by [`Fmm::plan`] with `fmm` for `view`) on `exec`,
+    /// with the default [`TranslationShape`].
     ///
     /// # Errors
     /// As [`Fmm::check`] (an order out of range, a bad theta or softening);
@@ -163,6 +220,7 @@ impl<E: GpuExecutor> GpuFmm<E> {
         let nodes = plan.nodes();
         Ok(Self {
             fmm: *fmm,
+            shape: TranslationShape::default(),
             multipoles: exec.alloc(nodes * nc)?,
             locals: exec.alloc(nodes * nc)?,
             acc: exec.alloc(plan.particles().max(1))?,
@@ -197,6 +255,24 @@ impl<E: GpuExecutor> GpuFmm<E> {
         exec.upload(&packed)
     }
 
+    /// The same evaluation with the translations in `shape`.
+    #[must_use]
+    pub fn with_shape(mut self, shape: TranslationShape) -> Self {
+        self.shape = shape;
+        self
+    }
+
+    /// Runs the following translations in `shape` (a recording keeps the shape it was
+    /// recorded with).
+    pub fn set_shape(&mut self, shape: TranslationShape) {
+        self.shape = shape;
+    }
+
+    /// The shape of the translations.
+    pub fn shape(&self) -> TranslationShape {
+        self.shape
+    }
+
     /// The uploaded plan.
     pub fn plan(&self) -> &DeviceFmmPlan<E> {
         &self.plan
@@ -226,17 +302,42 @@ impl<E: GpuExecutor> GpuFmm<E> {
         items.clamp(1, max)
     }
 
-    /// A translation launch of `items` nodes.
-    fn translation_config(&self, exec: &E, items: u32) -> LaunchConfig<'static, E> {
-        LaunchConfig::blocks(Self::blocks(exec, items), THREADS).with_shared_bytes(shared_bytes(self.plan.p))
+    /// A translation launch of `items` nodes in the evaluation's shape.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when not one warp's shared memory fits the device's limit
+    /// (the warp shape).
+    fn translation_config(&self, exec: &E, items: u32) -> Result<LaunchConfig<'static, E>> {
+        let p = self.plan.p;
+        match self.shape {
+            TranslationShape::BlockPerNode => {
+                Ok(LaunchConfig::blocks(Self::blocks(exec, items), THREADS).with_shared_bytes(shared_bytes(p)))
+            }
+            TranslationShape::WarpPerNode => {
+                let limit = exec.limits().max_shared_bytes_per_block.min(LAUNCH_SHARED_LIMIT);
+                let warps = warps_per_block(p, limit).ok_or_else(|| {
+                    unsupported(
+                        &exec.name(),
+                        "the FMM's warp-per-node translations",
+                        &format!(
+                            "one warp needs {} bytes of shared memory at p = {p}, the device allows {limit}",
+                            warp_shared_bytes(p, 1)
+                        ),
+                    )
+                })?;
+                Ok(LaunchConfig::blocks(Self::blocks(exec, items.div_ceil(warps)), WARP * warps)
+                    .with_shared_bytes(warp_shared_bytes(p, warps)))
+            }
+        }
     }
 
     /// Enqueues P2M (every leaf) and M2M (level by level, deepest first): the multipoles
     /// of every node ([`crate::fmm::evaluate::upward`]).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] off CUDA; [`Error::LengthMismatch`] unless `bodies` holds
-    /// `4 n` floats; launch failures.
+    /// [`Error::Unsupported`] off CUDA, or in the warp shape where the device's shared
+    /// memory does not hold one warp's slice ([`warps_per_block`]);
+    /// [`Error::LengthMismatch`] unless `bodies` holds `4 n` floats; launch failures.
     pub fn upward<'a>(&mut self, exec: &E, bodies: impl Into<ViewOf<'a, E, f32>>) -> Result<()> {
         check_far_field(exec)?;
         let bodies = self.check_bodies(bodies)?;
@@ -262,9 +363,12 @@ impl<E: GpuExecutor> GpuFmm<E> {
         )?;
         let [hx, hy, hz] = pl.half_unit;
         for &(first, count) in pl.levels.iter().rev() {
-            let config = self.translation_config(exec, count);
+            let config = self.translation_config(exec, count)?;
             let pl = &self.plan;
-            fmm_m2m(
+            by_shape!(
+                self.shape,
+                fmm_m2m,
+                fmm_m2m_warp,
                 exec,
                 &config,
                 &pl.grid,
@@ -288,13 +392,17 @@ impl<E: GpuExecutor> GpuFmm<E> {
     /// pass ([`crate::fmm::evaluate::m2l_pass`]).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] off CUDA; launch failures.
+    /// [`Error::Unsupported`] off CUDA, or in the warp shape where the device's shared
+    /// memory does not hold one warp's slice ([`warps_per_block`]); launch failures.
     pub fn m2l(&mut self, exec: &E) -> Result<()> {
         check_far_field(exec)?;
-        let config = self.translation_config(exec, self.plan.nodes);
+        let config = self.translation_config(exec, self.plan.nodes)?;
         let pl = &self.plan;
         let [hx, hy, hz] = pl.half_unit;
-        fmm_m2l(
+        by_shape!(
+            self.shape,
+            fmm_m2l,
+            fmm_m2l_warp,
             exec,
             &config,
             &pl.grid,
@@ -314,14 +422,18 @@ impl<E: GpuExecutor> GpuFmm<E> {
     /// Enqueues L2L level by level from level 1 down ([`crate::fmm::evaluate::downward`]).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] off CUDA; launch failures.
+    /// [`Error::Unsupported`] off CUDA, or in the warp shape where the device's shared
+    /// memory does not hold one warp's slice ([`warps_per_block`]); launch failures.
     pub fn downward(&mut self, exec: &E) -> Result<()> {
         check_far_field(exec)?;
         let [hx, hy, hz] = self.plan.half_unit;
         for &(first, count) in self.plan.levels.iter().skip(1) {
-            let config = self.translation_config(exec, count);
+            let config = self.translation_config(exec, count)?;
             let pl = &self.plan;
-            fmm_l2l(
+            by_shape!(
+                self.shape,
+                fmm_l2l,
+                fmm_l2l_warp,
                 exec,
                 &config,
                 &pl.grid,
