@@ -37,3 +37,28 @@ pub fn wgpu() -> Option<&'static WgpuExecutor> {
     static EXEC: OnceLock<Option<WgpuExecutor>> = OnceLock::new();
     EXEC.get_or_init(|| open_or_skip(WgpuExecutor::new, "ORRERY_REQUIRE_WGPU")).as_ref()
 }
+
+/// Declares `mod cuda` and `mod wgpu`, each with one `#[test]` per case: the case runs on
+/// that executor (skipping, and saying so, without one), one GPU test at a time.
+macro_rules! gpu_cases {
+    ($($case:ident),+ $(,)?) => {
+        mod cuda {
+            $crate::executors::gpu_cases!(@each cuda, $($case),+);
+        }
+        mod wgpu {
+            $crate::executors::gpu_cases!(@each wgpu, $($case),+);
+        }
+    };
+    (@each $exec:ident, $($case:ident),+) => {
+        $(
+            #[test]
+            fn $case() {
+                let _guard = $crate::executors::serial();
+                if let Some(e) = $crate::executors::$exec() {
+                    super::$case(e);
+                }
+            }
+        )+
+    };
+}
+pub(crate) use gpu_cases;

@@ -39,7 +39,6 @@ const SKEW_FLOOR: f64 = 1e-3;
 
 // ---- executors: crate::executors -------------------------------------------------------
 
-use crate::executors::{cuda, serial, wgpu};
 
 fn is_cuda<E: GpuExecutor>(exec: &E) -> bool {
     exec.kind() == orrery_core::ExecutorKind::Cuda
@@ -432,36 +431,17 @@ pub fn exact_search_errors_are_typed<E: GpuExecutor>(exec: &E) {
     assert!(matches!(s.search(exec, &d, &dq, 200, Metric::L2), Err(Error::InvalidArgument { .. })));
 }
 
-/// Declares one `#[test]` per case for the executor returned by `$exec()`.
-macro_rules! gpu_tests {
-    ($exec:ident) => {
-        gpu_tests!(@each $exec,
-            centroid_family_matches_the_cpu, wide_and_narrow_vectors_match_the_cpu,
-            large_clusters_match_the_cpu, degenerate_clusters_get_the_sentinels,
-            the_engine_is_reusable_and_checks_its_input, exact_search_equals_the_cpu,
-            batches_small_databases_and_no_queries,
-            ties_break_on_ascending_row_and_massive_ties_take_the_exact_path, exact_search_errors_are_typed);
-    };
-    (@each $exec:ident, $($case:ident),+) => {
-        $(
-            #[test]
-            fn $case() {
-                let _guard = super::serial();
-                if let Some(e) = super::$exec() {
-                    super::$case(e);
-                }
-            }
-        )+
-    };
-}
-
-mod cuda {
-    gpu_tests!(cuda);
-}
-
-mod wgpu {
-    gpu_tests!(wgpu);
-}
+crate::executors::gpu_cases!(
+    centroid_family_matches_the_cpu,
+    wide_and_narrow_vectors_match_the_cpu,
+    large_clusters_match_the_cpu,
+    degenerate_clusters_get_the_sentinels,
+    the_engine_is_reusable_and_checks_its_input,
+    exact_search_equals_the_cpu,
+    batches_small_databases_and_no_queries,
+    ties_break_on_ascending_row_and_massive_ties_take_the_exact_path,
+    exact_search_errors_are_typed,
+);
 
 /// Every entry point of both modules compiles for sm_90 with NVRTC alone (PTX for
 /// compute_90 and a CUBIN through ptxas) with nothing in local memory.

@@ -60,7 +60,6 @@ const EDGE: f64 = 1e-5;
 
 // ---- executors: crate::executors -------------------------------------------------------
 
-use crate::executors::{cuda, serial, wgpu};
 
 // ---- comparisons --------------------------------------------------------------------------
 
@@ -376,28 +375,9 @@ pub fn engines_are_reusable_and_check_their_layout<E: GpuExecutor>(exec: &E) {
     assert!(matches!(pot.run(exec, &device, &other_centroid, &scale), Err(Error::LengthMismatch { .. })));
 }
 
-macro_rules! gpu_tests {
-    ($exec:ident) => {
-        gpu_tests!(@each $exec, families_match_the_cpu, large_and_tiny_clusters_match_the_cpu,
-            degenerate_clusters_get_the_sentinels, engines_are_reusable_and_check_their_layout);
-    };
-    (@each $exec:ident, $($case:ident),+) => {
-        $(
-            #[test]
-            fn $case() {
-                let _guard = super::serial();
-                if let Some(e) = super::$exec() {
-                    super::$case(e);
-                }
-            }
-        )+
-    };
-}
-
-mod cuda {
-    gpu_tests!(cuda);
-}
-
-mod wgpu {
-    gpu_tests!(wgpu);
-}
+crate::executors::gpu_cases!(
+    families_match_the_cpu,
+    large_and_tiny_clusters_match_the_cpu,
+    degenerate_clusters_get_the_sentinels,
+    engines_are_reusable_and_check_their_layout,
+);

@@ -23,7 +23,6 @@ use orrery_clusters::{IvfIndex, IvfParams, LatticeIndex, Metric, Neighbors, Vect
 use orrery_core::{Error, GpuExecutor};
 
 use crate::common::synth;
-use crate::executors::{cuda, serial, wgpu};
 
 fn is_cuda<E: GpuExecutor>(exec: &E) -> bool {
     exec.kind() == orrery_core::ExecutorKind::Cuda
@@ -277,31 +276,11 @@ pub fn ivf_and_lattice_errors_are_typed<E: GpuExecutor>(exec: &E) {
     assert!(matches!(r, Err(Error::InvalidArgument { what: "cluster offsets", .. })), "{:?}", r.err());
 }
 
-/// Declares one `#[test]` per case for the executor returned by `$exec()`.
-macro_rules! gpu_tests {
-    ($exec:ident) => {
-        gpu_tests!(@each $exec,
-            ivf_training_equals_the_cpu, ivf_search_equals_the_cpu,
-            ivf_wide_probes_and_long_lists_equal_the_cpu, lattice_and_fused_equal_the_cpu,
-            small_searches_for_the_sanitizers, ivf_and_lattice_errors_are_typed);
-    };
-    (@each $exec:ident, $($case:ident),+) => {
-        $(
-            #[test]
-            fn $case() {
-                let _guard = super::serial();
-                if let Some(e) = super::$exec() {
-                    super::$case(e);
-                }
-            }
-        )+
-    };
-}
-
-mod cuda {
-    gpu_tests!(cuda);
-}
-
-mod wgpu {
-    gpu_tests!(wgpu);
-}
+crate::executors::gpu_cases!(
+    ivf_training_equals_the_cpu,
+    ivf_search_equals_the_cpu,
+    ivf_wide_probes_and_long_lists_equal_the_cpu,
+    lattice_and_fused_equal_the_cpu,
+    small_searches_for_the_sanitizers,
+    ivf_and_lattice_errors_are_typed,
+);
