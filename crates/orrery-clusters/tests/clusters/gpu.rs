@@ -39,7 +39,6 @@ const SKEW_FLOOR: f64 = 1e-3;
 
 // ---- executors: crate::executors -------------------------------------------------------
 
-
 fn is_cuda<E: GpuExecutor>(exec: &E) -> bool {
     exec.kind() == orrery_core::ExecutorKind::Cuda
 }
