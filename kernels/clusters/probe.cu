@@ -54,10 +54,18 @@
 //     pr_keys: blocks = query tiles x centroid splits (mode 1: one split). pr_partial: a
 //     grid-stride loop over the items (their count is read on the device); static shared
 //     memory 17 KB plus PR_TQ * k * 12 bytes of lists (dynamic, 48 KB at k = 128).
+//   pr_partial's narrow tile: an item of at most PR_NQ = 8 pairs (a list probed by few
+//     queries: about 4 per list at nprobe 1 of 1,024 lists for 4,096 queries) takes 8
+//     queries x PR_NC = 128 columns instead (thread t: query t / 32, columns t % 32 + 32 j,
+//     the same four pairs per thread), so it computes no padded query rows; `narrow_ok` = 0
+//     keeps the square tile everywhere (the first version, the baseline).
+//   Both tiles fetch the next 16-dim chunk into registers while the current one is computed
+//     (the global loads' latency overlaps the f64 work), then store it widened to f64.
 //   pr_partial's selection: warp w owns queries w, w + 8, w + 16, w + 24 of the chunk; lane
-//     j holds column j of the tile (PR_TC = 32 = a warp); survivors of a ballot against the
-//     list's worst are inserted one at a time by replace-worst (the worst recomputed by a
-//     warp reduction over the k entries).
+//     j holds columns j, j + 32, ... of the tile; survivors of a ballot against the list's
+//     worst are inserted one at a time by replace-worst (the worst recomputed by a warp
+//     reduction over the k entries). Its shared memory is declared once in the kernel (not
+//     per metric instance): 27 KB static plus PR_TQ * k * 12 bytes of lists.
 //   pr_merge: PR_MERGE_THREADS (128 = PR_MAX_K) threads per query.
 //   pr_d2, pr_seed, pr_gather_rows, pr_pairs, pr_items, pr_fold_items, pr_side_fold: one
 //     thread per element (PR_ROW_THREADS = 256 per block), grid-stride where counts are
@@ -103,7 +111,12 @@
 //   that multiply by dim are u64); item_begin and cluster_items non-decreasing; every slot
 //   is written by exactly one item before pr_merge reads it (slot_off from the same pairs).
 //
-// Measured cost: see docs/performance/clusters.md (IVF and lattice rows).
+// Measured cost (H200, 21cd279, before the narrow tile and the register fetch; 4096 queries,
+//   1M x 128, nlist 1024, k 10): pr_partial 2.65 ms at nprobe 1 (tiles one eighth full) and
+//   8.1 ms at nprobe 16 (2.6e10 f64 operations: about 20% of the f64 rate); coarse 0.33 ms,
+//   select 0.31, group 0.14, merge 0.02-0.06. Predicted for the narrow tile at nprobe 1:
+//   partial 0.8-1.0 ms (a quarter of the padded work); for the fetch, 1.3-1.6x on full tiles.
+//   docs/performance/clusters.md has the rows.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -115,6 +128,9 @@ typedef unsigned long long u64;
 #define PR_TC 32u
 #define PR_KC 16u
 #define PR_TS 34u
+#define PR_NQ 8u
+#define PR_NC 128u
+#define PR_NCS 130u
 #define PR_SEG 2048u
 #define PR_MAX_K 128u
 #define PR_MERGE_THREADS 128u
@@ -184,22 +200,38 @@ __device__ __forceinline__ void pr_zero(double (&acc)[2][2][8]) {
             for (u32 l = 0; l < 8u; ++l) acc[a][b][l] = 0.0;
 }
 
-// Loads dims d0 .. d0 + PR_KC of the tile: qrow[i] / crow[j] point at the rows (nullptr:
-// padding, zeros). Thread t loads element (t / 16, t % 16) and (t / 16 + 16, t % 16) of
-// each side: 16 consecutive dims of a row per half-warp.
+// The tile's loads of dims d0 .. d0 + PR_KC into registers: qrow[i] / crow[j] point at the
+// rows (nullptr: padding, zeros). Thread t holds element (t / 16, t % 16) and (t / 16 + 16,
+// t % 16) of each side: 16 consecutive dims of a row per half-warp. The next chunk's loads
+// are in flight while the current chunk is computed (pr_tile), then stored widened.
 template <typename C>
-__device__ __forceinline__ void pr_load(PrTileSmem& s, const float* const* qrow, const C* const* crow, u32 d0,
-                                        u32 dim) {
+struct PrFetch {
+    float q[2];
+    C c[2];
+};
+
+template <typename C>
+__device__ __forceinline__ void pr_fetch(PrFetch<C>& f, const float* const* qrow, const C* const* crow, u32 d0,
+                                         u32 dim) {
     const u32 t = threadIdx.x;
-    const u32 dd = t & 15u, i0 = t >> 4;
-    const u32 d = d0 + dd;
+    const u32 d = d0 + (t & 15u), i0 = t >> 4;
 #pragma unroll
     for (u32 h = 0; h < 2u; ++h) {
-        const u32 i = i0 + 16u * h;
-        const float* q = qrow[i];
-        const C* c = crow[i];
-        s.q[dd * PR_TS + i] = (q != nullptr && d < dim) ? (double)q[d] : 0.0;
-        s.c[dd * PR_TS + i] = (c != nullptr && d < dim) ? (double)c[d] : 0.0;
+        const float* q = qrow[i0 + 16u * h];
+        const C* c = crow[i0 + 16u * h];
+        f.q[h] = (q != nullptr && d < dim) ? q[d] : 0.0f;
+        f.c[h] = (c != nullptr && d < dim) ? c[d] : (C)0;
+    }
+}
+
+template <typename C>
+__device__ __forceinline__ void pr_store(PrTileSmem& s, const PrFetch<C>& f) {
+    const u32 t = threadIdx.x;
+    const u32 dd = t & 15u, i0 = t >> 4;
+#pragma unroll
+    for (u32 h = 0; h < 2u; ++h) {
+        s.q[dd * PR_TS + i0 + 16u * h] = (double)f.q[h];
+        s.c[dd * PR_TS + i0 + 16u * h] = (double)f.c[h];
     }
 }
 
@@ -225,9 +257,12 @@ __device__ __forceinline__ void pr_tile(PrTileSmem& s, const float* const* qrow,
                                         double (&keys)[2][2]) {
     double acc[2][2][8];
     pr_zero(acc);
+    PrFetch<C> f;
+    pr_fetch<C>(f, qrow, crow, 0, dim);
     for (u32 d0 = 0; d0 < dim; d0 += PR_KC) {
-        pr_load<C>(s, qrow, crow, d0, dim);
+        pr_store<C>(s, f);
         __syncthreads();
+        if (d0 + PR_KC < dim) pr_fetch<C>(f, qrow, crow, d0 + PR_KC, dim);
         pr_chunk<METRIC>(s, acc);
         __syncthreads();
     }
@@ -476,28 +511,139 @@ __device__ __forceinline__ void pr_find_worst(const double* keys, const u32* row
     __syncwarp();
 }
 
-template <u32 METRIC>
-__device__ void pr_partial_body(const float* __restrict__ vectors, const u32* __restrict__ rows,
-                                const float* __restrict__ queries, const u32* __restrict__ list_offsets,
-                                const u32* __restrict__ list_pair_off, const u32* __restrict__ pair_of,
-                                const u32* __restrict__ item_off, const u32* __restrict__ slot_off,
-                                const double* __restrict__ cents, double* __restrict__ slot_keys,
-                                u32* __restrict__ slot_rows, double* __restrict__ side, u32 nlist, u32 q_first,
-                                u32 nprobe, u32 dim, u32 k, u32 mapped, u32 fused) {
-    __shared__ __align__(16) PrTileSmem s;
-    __shared__ __align__(16) double tile[PR_TQ * PR_TC];
-    __shared__ const float* qrow[PR_TQ];
-    __shared__ const float* crow[PR_TC];
-    __shared__ u32 col_row[PR_TC];
-    __shared__ u32 q_slot[PR_TQ];
-    __shared__ u32 q_cnt[PR_TQ];
-    __shared__ u32 q_wpos[PR_TQ];
-    __shared__ double q_wkey[PR_TQ];
-    __shared__ u32 q_wrow[PR_TQ];
-    extern __shared__ __align__(16) unsigned char pr_dyn[];
-    double* lkeys = reinterpret_cast<double*>(pr_dyn);                     // [PR_TQ][k]
-    u32* lrows = reinterpret_cast<u32*>(pr_dyn + (size_t)PR_TQ * k * 8u);  // [PR_TQ][k]
+// ---- the narrow tile: PR_NQ queries x PR_NC columns, for lists with few probing queries ----
+// Thread t: query t / 32, columns t % 32 + 32 j (j < 4): the same four pairs per thread as the
+// square tile, so an item of at most PR_NQ pairs computes no padded query rows.
 
+struct PrNarrowSmem {
+    double q[PR_KC * PR_NQ];    // q[dd * PR_NQ + i]
+    double c[PR_KC * PR_NCS];   // c[dd * PR_NCS + j]
+};
+
+template <typename C>
+struct PrFetchNarrow {
+    float q;
+    C c[PR_NC / 16u];
+};
+
+template <typename C>
+__device__ __forceinline__ void pr_fetch_narrow(PrFetchNarrow<C>& f, const float* const* qrow,
+                                                const C* const* crow, u32 d0, u32 dim) {
+    const u32 t = threadIdx.x;
+    const u32 d = d0 + (t & 15u), r0 = t >> 4;
+    const float* q = r0 < PR_NQ ? qrow[r0] : nullptr;
+    f.q = (q != nullptr && d < dim) ? q[d] : 0.0f;
+#pragma unroll
+    for (u32 h = 0; h < PR_NC / 16u; ++h) {
+        const C* c = crow[r0 + 16u * h];
+        f.c[h] = (c != nullptr && d < dim) ? c[d] : (C)0;
+    }
+}
+
+template <typename C>
+__device__ __forceinline__ void pr_store_narrow(PrNarrowSmem& s, const PrFetchNarrow<C>& f) {
+    const u32 t = threadIdx.x;
+    const u32 dd = t & 15u, r0 = t >> 4;
+    if (r0 < PR_NQ) s.q[dd * PR_NQ + r0] = (double)f.q;
+#pragma unroll
+    for (u32 h = 0; h < PR_NC / 16u; ++h) s.c[dd * PR_NCS + r0 + 16u * h] = (double)f.c[h];
+}
+
+template <u32 METRIC>
+__device__ __forceinline__ void pr_chunk_narrow(const PrNarrowSmem& s, double (&acc)[4][8]) {
+    const u32 tx = threadIdx.x & 31u, ty = threadIdx.x >> 5;
+#pragma unroll
+    for (u32 dd = 0; dd < PR_KC; ++dd) {
+        const double a = s.q[dd * PR_NQ + ty];
+        const u32 l = dd & 7u;
+#pragma unroll
+        for (u32 j = 0; j < 4u; ++j) pr_step<METRIC>(acc[j][l], a, s.c[dd * PR_NCS + tx + 32u * j]);
+    }
+}
+
+template <u32 METRIC, typename C>
+__device__ __forceinline__ void pr_tile_narrow(PrNarrowSmem& s, const float* const* qrow, const C* const* crow,
+                                               u32 dim, double (&keys)[4]) {
+    double acc[4][8];
+#pragma unroll
+    for (u32 j = 0; j < 4u; ++j)
+#pragma unroll
+        for (u32 l = 0; l < 8u; ++l) acc[j][l] = 0.0;
+    PrFetchNarrow<C> f;
+    pr_fetch_narrow<C>(f, qrow, crow, 0, dim);
+    for (u32 d0 = 0; d0 < dim; d0 += PR_KC) {
+        pr_store_narrow<C>(s, f);
+        __syncthreads();
+        if (d0 + PR_KC < dim) pr_fetch_narrow<C>(f, qrow, crow, d0 + PR_KC, dim);
+        pr_chunk_narrow<METRIC>(s, acc);
+        __syncthreads();
+    }
+#pragma unroll
+    for (u32 j = 0; j < 4u; ++j) keys[j] = pr_key<METRIC>(acc[j]);
+}
+
+// ---- pr_partial -----------------------------------------------------------------------------
+
+// The shared memory of pr_partial, declared once in the kernel (not per template instance).
+struct PrPartialSmem {
+    union {
+        PrTileSmem square;
+        PrNarrowSmem narrow;
+    } t;
+    double tile[PR_TQ * PR_TC];  // keys [query][column]: 32 x 32 (square) or 8 x 128 (narrow)
+    const float* qrow[PR_TQ];
+    const float* crow[PR_NC];
+    u32 col_row[PR_NC];
+    u32 q_slot[PR_TQ];
+    u32 q_cnt[PR_TQ];
+    u32 q_wpos[PR_TQ];
+    u32 q_wrow[PR_TQ];
+    double q_wkey[PR_TQ];
+};
+
+// One query's selection over the `ncols` columns of the tile row `keys` (lane j: columns j,
+// j + 32, ...): a ballot against the list's worst, then replace-worst insertion one survivor
+// at a time. The list state lives in registers (warp-uniform) between the calls.
+__device__ __forceinline__ void pr_select(const double* keys, const u32* col_row, u32 ncols, u32 lane, double* lk,
+                                          u32* lr, u32 k, u32& cnt, u32& wpos, double& wkey, u32& wrow) {
+    for (u32 c0 = 0; c0 < ncols; c0 += 32u) {
+        const double key = keys[c0 + lane];
+        const u32 row = col_row[c0 + lane];
+        u32 want = __ballot_sync(FULL_MASK, c0 + lane < ncols && (cnt < k || pr_better(key, row, wkey, wrow)));
+        while (want != 0u) {
+            const u32 src = __ffs(want) - 1u;
+            want &= want - 1u;
+            const double ck = __shfl_sync(FULL_MASK, key, src);
+            const u32 cr = __shfl_sync(FULL_MASK, row, src);
+            if (cnt < k) {
+                if (lane == 0u) {
+                    lk[cnt] = ck;
+                    lr[cnt] = cr;
+                }
+                ++cnt;
+                __syncwarp();
+                if (cnt == k) pr_find_worst(lk, lr, k, lane, wpos, wkey, wrow);
+            } else if (pr_better(ck, cr, wkey, wrow)) {
+                if (lane == 0u) {
+                    lk[wpos] = ck;
+                    lr[wpos] = cr;
+                }
+                __syncwarp();
+                pr_find_worst(lk, lr, k, lane, wpos, wkey, wrow);
+            }
+        }
+    }
+}
+
+template <u32 METRIC>
+__device__ void pr_partial_body(PrPartialSmem& sm, double* lkeys, u32* lrows, const float* __restrict__ vectors,
+                                const u32* __restrict__ rows, const float* __restrict__ queries,
+                                const u32* __restrict__ list_offsets, const u32* __restrict__ list_pair_off,
+                                const u32* __restrict__ pair_of, const u32* __restrict__ item_off,
+                                const u32* __restrict__ slot_off, const double* __restrict__ cents,
+                                double* __restrict__ slot_keys, u32* __restrict__ slot_rows,
+                                double* __restrict__ side, u32 nlist, u32 q_first, u32 nprobe, u32 dim, u32 k,
+                                u32 mapped, u32 fused, u32 narrow_ok) {
     const u32 tx = threadIdx.x & 15u, ty = threadIdx.x >> 4;
     const u32 warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
     const u32 items = item_off[nlist];
@@ -511,77 +657,62 @@ __device__ void pr_partial_body(const float* __restrict__ vectors, const u32* __
         const u32 npq = min(PR_TQ, list_pair_off[l + 1] - p_begin);
         const u32 r_begin = lbegin + seg * PR_SEG;
         const u32 r_end = min(lbegin + lsize, r_begin + PR_SEG);
+        // Few probing queries: the narrow tile (8 x 128) computes no padded query rows.
+        const bool narrow = narrow_ok != 0u && npq <= PR_NQ;
+        const u32 tc = narrow ? PR_NC : PR_TC;
         __syncthreads();  // the previous item's lists and row table are no longer read
         if (threadIdx.x < PR_TQ) {
             const u32 i = threadIdx.x;
             if (i < npq) {
                 const u32 p = pair_of[p_begin + i];
-                qrow[i] = queries + (u64)(q_first + p / nprobe) * dim;
-                q_slot[i] = slot_off[p] + seg;
+                sm.qrow[i] = queries + (u64)(q_first + p / nprobe) * dim;
+                sm.q_slot[i] = slot_off[p] + seg;
             } else {
-                qrow[i] = nullptr;
+                sm.qrow[i] = nullptr;
             }
-            q_cnt[i] = 0;
+            sm.q_cnt[i] = 0;
         }
-        for (u32 r0 = r_begin; r0 < r_end; r0 += PR_TC) {
-            const u32 ncols = min(PR_TC, r_end - r0);
+        for (u32 r0 = r_begin; r0 < r_end; r0 += tc) {
+            const u32 ncols = min(tc, r_end - r0);
             __syncthreads();  // the previous tile's keys and columns are no longer read
-            if (threadIdx.x < PR_TC) {
+            if (threadIdx.x < tc) {
                 const u32 j = threadIdx.x;
-                crow[j] = j < ncols ? vectors + (u64)(r0 + j) * dim : nullptr;
-                col_row[j] = j < ncols ? (mapped != 0u ? rows[r0 + j] : r0 + j) : PR_NO_ROW;
+                sm.crow[j] = j < ncols ? vectors + (u64)(r0 + j) * dim : nullptr;
+                sm.col_row[j] = j < ncols ? (mapped != 0u ? rows[r0 + j] : r0 + j) : PR_NO_ROW;
             }
             __syncthreads();
-            double k4[2][2];
-            pr_tile<METRIC, float>(s, qrow, crow, dim, k4);
+            if (narrow) {
+                double k4[4];
+                pr_tile_narrow<METRIC, float>(sm.t.narrow, sm.qrow, sm.crow, dim, k4);
 #pragma unroll
-            for (u32 a = 0; a < 2u; ++a)
+                for (u32 j = 0; j < 4u; ++j) sm.tile[(threadIdx.x >> 5) * PR_NC + lane + 32u * j] = k4[j];
+            } else {
+                double k4[2][2];
+                pr_tile<METRIC, float>(sm.t.square, sm.qrow, sm.crow, dim, k4);
 #pragma unroll
-                for (u32 b = 0; b < 2u; ++b) tile[(2u * ty + a) * PR_TC + 2u * tx + b] = k4[a][b];
+                for (u32 a = 0; a < 2u; ++a)
+#pragma unroll
+                    for (u32 b = 0; b < 2u; ++b) sm.tile[(2u * ty + a) * PR_TC + 2u * tx + b] = k4[a][b];
+            }
             __syncthreads();
-            // Selection: warp w owns queries w, w + 8, w + 16, w + 24; lane j column j.
+            // Selection: warp w owns queries w, w + 8, w + 16, w + 24.
             for (u32 i = warp; i < npq; i += PR_THREADS / 32u) {
-                double* lk = lkeys + (size_t)i * k;
-                u32* lr = lrows + (size_t)i * k;
-                const double key = tile[i * PR_TC + lane];
-                const u32 row = col_row[lane];
-                u32 cnt = q_cnt[i], wpos = q_wpos[i], wrow = q_wrow[i];
-                double wkey = q_wkey[i];
-                u32 want = __ballot_sync(FULL_MASK, lane < ncols && (cnt < k || pr_better(key, row, wkey, wrow)));
-                while (want != 0u) {
-                    const u32 src = __ffs(want) - 1u;
-                    want &= want - 1u;
-                    const double ck = __shfl_sync(FULL_MASK, key, src);
-                    const u32 cr = __shfl_sync(FULL_MASK, row, src);
-                    if (cnt < k) {
-                        if (lane == 0u) {
-                            lk[cnt] = ck;
-                            lr[cnt] = cr;
-                        }
-                        ++cnt;
-                        __syncwarp();
-                        if (cnt == k) pr_find_worst(lk, lr, k, lane, wpos, wkey, wrow);
-                    } else if (pr_better(ck, cr, wkey, wrow)) {
-                        if (lane == 0u) {
-                            lk[wpos] = ck;
-                            lr[wpos] = cr;
-                        }
-                        __syncwarp();
-                        pr_find_worst(lk, lr, k, lane, wpos, wkey, wrow);
-                    }
-                }
+                u32 cnt = sm.q_cnt[i], wpos = sm.q_wpos[i], wrow = sm.q_wrow[i];
+                double wkey = sm.q_wkey[i];
+                pr_select(sm.tile + i * tc, sm.col_row, ncols, lane, lkeys + (size_t)i * k, lrows + (size_t)i * k, k,
+                          cnt, wpos, wkey, wrow);
                 if (lane == 0u) {
-                    q_cnt[i] = cnt;
-                    q_wpos[i] = wpos;
-                    q_wkey[i] = wkey;
-                    q_wrow[i] = wrow;
+                    sm.q_cnt[i] = cnt;
+                    sm.q_wpos[i] = wpos;
+                    sm.q_wkey[i] = wkey;
+                    sm.q_wrow[i] = wrow;
                 }
                 __syncwarp();
             }
             // The fused side: every member of this segment, once (query chunk 0).
             if (fused != 0u && chunk == 0u && threadIdx.x < ncols) {
                 const u32 j = threadIdx.x;
-                side[col_row[j]] = __dsqrt_rn(pr_sq_l2<double>(crow[j], cents + (u64)l * dim, dim));
+                side[sm.col_row[j]] = __dsqrt_rn(pr_sq_l2<double>(sm.crow[j], cents + (u64)l * dim, dim));
             }
         }
         __syncthreads();
@@ -589,8 +720,8 @@ __device__ void pr_partial_body(const float* __restrict__ vectors, const u32* __
         for (u32 i = warp; i < npq; i += PR_THREADS / 32u) {
             const double* lk = lkeys + (size_t)i * k;
             const u32* lr = lrows + (size_t)i * k;
-            const u32 cnt = q_cnt[i];
-            const u64 base = (u64)q_slot[i] * k;
+            const u32 cnt = sm.q_cnt[i];
+            const u64 base = (u64)sm.q_slot[i] * k;
             for (u32 e = lane; e < k; e += 32u) {
                 if (e < cnt) {
                     const double ek = lk[e];
@@ -614,13 +745,19 @@ extern "C" __global__ void __launch_bounds__(PR_THREADS)
                const u32* __restrict__ pair_of, const u32* __restrict__ item_off, const u32* __restrict__ slot_off,
                const double* __restrict__ cents, double* __restrict__ slot_keys, u32* __restrict__ slot_rows,
                double* __restrict__ side, u32 nlist, u32 q_first, u32 nprobe, u32 dim, u32 k, u32 metric,
-               u32 mapped, u32 fused) {
+               u32 mapped, u32 fused, u32 narrow_ok) {
+    __shared__ __align__(16) PrPartialSmem sm;
+    extern __shared__ __align__(16) unsigned char pr_dyn[];
+    double* lkeys = reinterpret_cast<double*>(pr_dyn);                     // [PR_TQ][k]
+    u32* lrows = reinterpret_cast<u32*>(pr_dyn + (size_t)PR_TQ * k * 8u);  // [PR_TQ][k]
     if (metric == 0u) {
-        pr_partial_body<0u>(vectors, rows, queries, list_offsets, list_pair_off, pair_of, item_off, slot_off, cents,
-                            slot_keys, slot_rows, side, nlist, q_first, nprobe, dim, k, mapped, fused);
+        pr_partial_body<0u>(sm, lkeys, lrows, vectors, rows, queries, list_offsets, list_pair_off, pair_of, item_off,
+                            slot_off, cents, slot_keys, slot_rows, side, nlist, q_first, nprobe, dim, k, mapped, fused,
+                            narrow_ok);
     } else {
-        pr_partial_body<1u>(vectors, rows, queries, list_offsets, list_pair_off, pair_of, item_off, slot_off, cents,
-                            slot_keys, slot_rows, side, nlist, q_first, nprobe, dim, k, mapped, fused);
+        pr_partial_body<1u>(sm, lkeys, lrows, vectors, rows, queries, list_offsets, list_pair_off, pair_of, item_off,
+                            slot_off, cents, slot_keys, slot_rows, side, nlist, q_first, nprobe, dim, k, mapped, fused,
+                            narrow_ok);
     }
 }
 

@@ -178,6 +178,13 @@ impl<E: GpuExecutor> GpuIvfIndex<E> {
         self.scratch.times = None;
     }
 
+    /// Whether the partial pass may use its 8-query x 128-row tile for list segments probed
+    /// by at most 8 queries (on by default). Off, every segment takes the 32 x 32 tile (the
+    /// first version, kept as the baseline); the result is the same bits either way.
+    pub fn set_narrow_tiles(&mut self, on: bool) {
+        self.scratch.narrow_tiles = on;
+    }
+
     /// The step times of the last search, when [`Self::set_stage_timing`] is on.
     pub fn stage_times(&self) -> Option<ProbeTimes> {
         self.scratch.times

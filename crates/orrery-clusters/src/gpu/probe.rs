@@ -69,7 +69,7 @@ pub(crate) mod pk {
             read pair_of: u32, read item_off: u32, read slot_off: u32, read cents: f64,
             write slot_keys: f64, write slot_rows: u32, write side: f64,
             scalar nlist: u32, scalar q_first: u32, scalar nprobe: u32, scalar dim: u32, scalar k: u32,
-            scalar metric: u32, scalar mapped: u32, scalar fused: u32,
+            scalar metric: u32, scalar mapped: u32, scalar fused: u32, scalar narrow_ok: u32,
         );
         /// Per query: the `k` best of its slots.
         pub(crate) fn pr_merge(
@@ -256,11 +256,14 @@ pub(crate) struct ProbeScratch<E: GpuExecutor> {
     bufs: Option<Buffers<E>>,
     pub timing: bool,
     pub times: Option<ProbeTimes>,
+    /// Items of at most 8 probing queries use the 8 x 128 tile (else every item the
+    /// 32 x 32 one, the first version: the baseline).
+    pub narrow_tiles: bool,
 }
 
 impl<E: GpuExecutor> Default for ProbeScratch<E> {
     fn default() -> Self {
-        Self { bufs: None, timing: false, times: None }
+        Self { bufs: None, timing: false, times: None, narrow_tiles: true }
     }
 }
 
@@ -321,6 +324,8 @@ struct Search {
     nprobe: usize,
     metric: u32,
     compute_units: usize,
+    /// Items of at most 8 queries take the 8 x 128 tile.
+    narrow: bool,
 }
 
 /// Searches `queries` through `nprobe` of `lists` each (the module docs), writing the
@@ -344,11 +349,16 @@ pub(crate) fn probe_search<E: GpuExecutor>(
     let slots_per_query = lists.max_slots_per_query(nprobe);
     let batch = batch_size(nq, nlist, k, slots_per_query);
     let need = Capacity { batch, nlist, pairs: batch * nprobe, entries: batch * slots_per_query * k, out: nq * k };
-    let timing = scratch.timing;
+    let (timing, narrow) = (scratch.timing, scratch.narrow_tiles);
     let mut times = ProbeTimes::default();
     let b = scratch.get(exec, need)?;
-    let search =
-        Search { k, nprobe, metric: metric_code(metric), compute_units: exec.limits().compute_units.max(1) as usize };
+    let search = Search {
+        k,
+        nprobe,
+        metric: metric_code(metric),
+        compute_units: exec.limits().compute_units.max(1) as usize,
+        narrow,
+    };
     let mut first = 0;
     while first < nq {
         let nb = (nq - first).min(batch);
@@ -478,7 +488,8 @@ fn group<E: GpuExecutor>(
 }
 
 /// Step 4: the partial top-k of every (pair, segment), grid-stride over the items (their
-/// count stays on the device).
+/// count stays on the device); with `s.narrow`, items of at most 8 queries take the 8 x 128
+/// tile.
 fn partial<E: GpuExecutor>(
     exec: &E,
     lists: &DeviceLists<'_, E>,
@@ -516,6 +527,7 @@ fn partial<E: GpuExecutor>(
         s.metric,
         u32::from(lists.rows.is_some()),
         fused,
+        u32::from(s.narrow),
     )
 }
 
