@@ -518,11 +518,11 @@ extern "C" __global__ void __launch_bounds__(KNN_EXACT_THREADS) knn_gather(
 
 // Per query of the batch: the approximate-key threshold thr = T_s - |q|^2 + E (L2) or
 // T_s + E (inner product), rounded up to f32, from the sample's exact k-th key T_s
-// (sample_scores at (q_first + q) * k + k - 1; +inf when the sample had fewer than k rows
-// or there is no sample: has_sample == 0).
+// (sample_scores at (q_first + q) * k + k - 1; +inf when the sample had fewer than k rows).
+// Without a sample the host fills thr with +inf instead of launching this.
 extern "C" __global__ void __launch_bounds__(KNN_EXACT_THREADS) knn_thresholds(
     const float* __restrict__ queries, const double* __restrict__ sample_scores, float* __restrict__ thr, u32 nq,
-    u32 q_first, u32 dim, u32 k, u32 metric, u32 has_sample, float rmax) {
+    u32 q_first, u32 dim, u32 k, u32 metric, float rmax) {
     const u32 ql = blockIdx.x * KNN_EXACT_THREADS + threadIdx.x;
     if (ql >= nq) return;
     const u32 q = q_first + ql;
@@ -532,11 +532,8 @@ extern "C" __global__ void __launch_bounds__(KNN_EXACT_THREADS) knn_thresholds(
         const double v = (double)qv[d];
         qq = fma(v, v, qq);
     }
-    double t = (double)knn_inf();
-    if (has_sample != 0u) {
-        const double sc = sample_scores[(u64)q * k + k - 1u];
-        t = metric == 0u ? sc : -sc;  // the key: +inf (L2) / -(-inf) when short of k rows
-    }
+    const double sc = sample_scores[(u64)q * k + k - 1u];
+    const double t = metric == 0u ? sc : -sc;  // the key: +inf (L2) / -(-inf) when short of k rows
     float out = knn_inf();
     if (t < (double)knn_inf()) {
         const double qn = sqrt(qq) * (1.0 + 1e-12);

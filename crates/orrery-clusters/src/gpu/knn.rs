@@ -74,7 +74,7 @@ mod kn {
         pub(super) fn knn_thresholds(
             read queries: f32, read sample_scores: f64, write thr: f32,
             scalar nq: u32, scalar q_first: u32, scalar dim: u32, scalar k: u32, scalar metric: u32,
-            scalar has_sample: u32, scalar rmax: f32,
+            scalar rmax: f32,
         );
         /// The f32 filter: every row within its query's threshold appended to the query's
         /// candidates.
@@ -498,7 +498,6 @@ impl<E: GpuExecutor> GpuExactSearch<E> {
                     dim32,
                     k32,
                     m,
-                    1,
                     self.rmax,
                 )?,
                 _ => exec.fill(thr.slice_mut(0..batch)?, f32::INFINITY)?,
