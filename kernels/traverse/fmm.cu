@@ -975,6 +975,226 @@ extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
     }
 }
 
+// ---- warp per node with direction tables ---------------------------------------------------
+// The warp shape's layout, block part and slices (fmm_warp_block, fmm_warp_slice; the same
+// launch), with the rotation of each pair chosen as the CPU's Rotations::Table plan chooses
+// it: the pair's direction index names one run of fmm_stride(p) doubles of `directions`
+// (the CPU's RotationTable, uploaded as is; read through the cache, as each warp's pairs
+// have their own directions) and the rotation is one matrix pass of those blocks
+// (Rotation::Direct); FMM_NONE (a key beyond the table's bound, or a plan without
+// directions) rotates through J in shared memory (Rotation::Quarter), as the CPU does.
+// Fused passes: a pass that reads only what its own lane computed is merged into the pass
+// that computed it (the last forward matrix pass with the transpose to order-major, the
+// shift with the transpose back, the last backward matrix pass with the store), so the
+// fused value goes from registers into the next array: five __syncwarp per direct
+// translation, seven per quarter-turn one (the warp shape: nine).
+
+// The diagonal factors of translate.rs's prepare for a rotation: direct blocks (-1)^m /
+// w_m, (-1)^m w_m, 1 / w_m, w_m (real); the quarter turn i^m / w_m, i^m w_m, i^m / w_m,
+// i^m w_m (the block's constants).
+struct FmmRotFactors {
+    double2 f_in, f_out, b_in, b_out;
+};
+
+__device__ __forceinline__ FmmRotFactors fmm_rot_factors(const FmmWarpBlock& b, bool direct, u32 m) {
+    FmmRotFactors f;
+    if (direct) {
+        const double s = (m & 1u) ? -1.0 : 1.0, w = m == 0 ? 2.0 : 1.0;
+        f.f_in = cx(fmm_div(s, w), 0.0);
+        f.f_out = cx(fmm_mul(s, w), 0.0);
+        f.b_in = cx(fmm_div(1.0, w), 0.0);
+        f.b_out = cx(w, 0.0);
+    } else {
+        f.f_in = b.f_in[m];
+        f.f_out = b.f_out[m];
+        f.b_in = b.f_in[m];
+        f.b_out = b.f_out[m];
+    }
+    return f;
+}
+
+// The last forward matrix pass (blocks `rot`, no middle phases) over degree-major (in_r,
+// in_i), each output moved straight to order-major (out_r, out_i) by fmm_to_order_one.
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_rotate_to_order(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                        bool direct, const double* rot, const double* in_r,
+                                                        const double* in_i, double* out_r, double* out_i,
+                                                        const double* __restrict__ sv,
+                                                        const double* __restrict__ inv_s) {
+    const double* rot_minus = rot + fmm_plus_offset(p + 1);
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
+        const u32 c = b.coef[i], m = fmm_coef_m(c);
+        const double2 x = fmm_rotate_one(rot, rot_minus, fmm_coef_n(c), m, in_r, in_i, w.mid, 0);
+        const double2 v = fmm_to_order_one<KIND>(x, fmm_rot_factors(b, direct, m).f_out, sv, inv_s, i);
+        out_r[fmm_coef_o(c)] = v.x;
+        out_i[fmm_coef_o(c)] = v.y;
+    }
+}
+
+// The shift of each of the lane's coefficients from order-major (in_r, in_i), moved
+// straight back to degree-major (out_r, out_i) by fmm_from_order_one (which reads the
+// shift's output of the same coefficient only).
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_shift_from_order(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane,
+                                                         u32 p, bool direct, const double* in_r, const double* in_i,
+                                                         double* out_r, double* out_i, const double* __restrict__ sv,
+                                                         const double* __restrict__ inv_s) {
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
+        const u32 c = b.coef[i], n = fmm_coef_n(c), m = fmm_coef_m(c);
+        const double2 s = fmm_shift_one<KIND>(w.powers, in_r, in_i, p, n, m);
+        const double2 v = fmm_from_order_one<KIND>(s, fmm_rot_factors(b, direct, m).b_in, sv, inv_s, i, n, m);
+        out_r[i] = v.x;
+        out_i[i] = v.y;
+    }
+}
+
+// The last backward matrix pass (blocks `rot`, no middle phases) over degree-major (in_r,
+// in_i), each output stored into the lane's accumulator by fmm_store_one.
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_rotate_store(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                     bool direct, const double* rot, const double* in_r,
+                                                     const double* in_i, const double* __restrict__ sv,
+                                                     const double* __restrict__ inv_s) {
+    const double* rot_minus = rot + fmm_plus_offset(p + 1);
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
+        const u32 c = b.coef[i], m = fmm_coef_m(c);
+        const double2 x = fmm_rotate_one(rot, rot_minus, fmm_coef_n(c), m, in_r, in_i, w.mid, 0);
+        const double2 factor = fmm_store_factor<KIND>(fmm_rot_factors(b, direct, m).b_out, w.phase[m]);
+        w.acc[i] = fmm_store_one<KIND>(w.acc[i], x, factor, sv, inv_s, i);
+    }
+}
+
+// One translation of `src` by the shift t with the direction blocks `e` (nullptr: the
+// quarter turn), added to the warp's accumulators: translate.rs's m2m / m2l / l2l with
+// Rotation::Direct(e) or Rotation::Quarter, every value computed by the functions the other
+// shapes call, in their order. Arrays: A = x, B = y. Direct: load -> A; rotate + to
+// order-major A -> B; shift + from order-major B -> A; rotate + store A -> acc. Quarter:
+// load -> A; rotate (forward middle phases) A -> B; rotate + to order-major B -> A; shift +
+// from order-major A -> B; rotate (backward middle phases) B -> A; rotate + store A -> acc.
+// Every array is written only after the pass that last read it has passed a barrier. The
+// branch on `e` is uniform per warp (one pair per warp).
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_translate(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                  const double* __restrict__ tables, const double* e,
+                                                  const double2* __restrict__ src, double tx, double ty, double tz) {
+    const u32 nc = fmm_nc(p);
+    const bool direct = e != nullptr;
+    const double* rot = direct ? e : b.j;
+    const double* sv = tables;
+    const double* inv_s = tables + fmm_tables_inv_s(p);
+    fmm_warp_prologue<KIND>(w, lane, p, tx, ty, tz, tables);
+    __syncwarp();
+    for (u32 i = lane; i < nc; i += FMM_WARP) {
+        const u32 m = fmm_coef_m(b.coef[i]);
+        const double2 factor = fmm_load_factor<KIND>(fmm_rot_factors(b, direct, m).f_in, w.phase[m]);
+        const double2 v = fmm_load_one<KIND>(src[i], factor, sv, inv_s, i);
+        w.xr[i] = v.x;
+        w.xi[i] = v.y;
+    }
+    __syncwarp();
+    if (direct) {
+        fmm_dir_rotate_to_order<KIND>(b, w, lane, p, true, rot, w.xr, w.xi, w.yr, w.yi, sv, inv_s);
+        __syncwarp();
+        fmm_dir_shift_from_order<KIND>(b, w, lane, p, true, w.yr, w.yi, w.xr, w.xi, sv, inv_s);
+        __syncwarp();
+    } else {
+        fmm_warp_rotate(b, w, lane, p, w.xr, w.xi, w.yr, w.yi, 1);
+        __syncwarp();
+        fmm_dir_rotate_to_order<KIND>(b, w, lane, p, false, rot, w.yr, w.yi, w.xr, w.xi, sv, inv_s);
+        __syncwarp();
+        fmm_dir_shift_from_order<KIND>(b, w, lane, p, false, w.xr, w.xi, w.yr, w.yi, sv, inv_s);
+        __syncwarp();
+        fmm_warp_rotate(b, w, lane, p, w.yr, w.yi, w.xr, w.xi, 2);
+        __syncwarp();
+    }
+    fmm_dir_rotate_store<KIND>(b, w, lane, p, direct, rot, w.xr, w.xi, sv, inv_s);
+    __syncwarp();  // the next pair's prologue and load overwrite the factors and A
+}
+
+// The blocks of direction `d` (FMM_NONE: nullptr, the quarter turn).
+__device__ __forceinline__ const double* fmm_direction(const double* __restrict__ directions, u32 d, u32 p) {
+    return d == FMM_NONE ? nullptr : directions + (size_t)d * fmm_stride(p);
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_m2m_dir(const i64* __restrict__ grid, const u32* __restrict__ first_children, const u32* __restrict__ counts,
+                const u32* __restrict__ parent_directions, const double* __restrict__ tables,
+                const double* __restrict__ directions, double2* __restrict__ multipoles, u32 first, u32 count,
+                u32 children, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 b = blockIdx.x * warps + warp; b < count; b += gridDim.x * warps) {
+        const u32 node = first + b;
+        const u32 child0 = first_children[node];
+        if (child0 == FMM_NONE) continue;  // a leaf: fmm_p2m wrote it (uniform per warp)
+        fmm_warp_acc_init(w, lane, p, nullptr);
+        if (counts[node] > 0) {
+            for (u32 c = child0; c < child0 + children; ++c) {
+                if (counts[c] == 0) continue;
+                double tx, ty, tz;
+                fmm_shift(grid, c, node, hx, hy, hz, tx, ty, tz);
+                fmm_dir_translate<FMM_M2M>(blk, w, lane, p, tables, fmm_direction(directions, parent_directions[c], p),
+                                           multipoles + (size_t)c * nc, tx, ty, tz);
+            }
+        }
+        fmm_warp_acc_store(w, lane, p, multipoles + (size_t)node * nc);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_m2l_dir(const i64* __restrict__ grid, const u32* __restrict__ m2l_offsets,
+                const u32* __restrict__ m2l_sources, const u32* __restrict__ m2l_directions,
+                const double* __restrict__ tables, const double* __restrict__ directions,
+                const double2* __restrict__ multipoles, double2* __restrict__ locals, u32 nodes, u32 p, double hx,
+                double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 t = blockIdx.x * warps + warp; t < nodes; t += gridDim.x * warps) {
+        fmm_warp_acc_init(w, lane, p, nullptr);
+        const u32 end = m2l_offsets[t + 1];
+        for (u32 e = m2l_offsets[t]; e < end; ++e) {
+            const u32 src = m2l_sources[e];
+            double tx, ty, tz;
+            fmm_shift(grid, t, src, hx, hy, hz, tx, ty, tz);
+            fmm_dir_translate<FMM_M2L>(blk, w, lane, p, tables, fmm_direction(directions, m2l_directions[e], p),
+                                       multipoles + (size_t)src * nc, tx, ty, tz);
+        }
+        fmm_warp_acc_store(w, lane, p, locals + (size_t)t * nc);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_l2l_dir(const i64* __restrict__ grid, const u32* __restrict__ parents, const u32* __restrict__ counts,
+                const u32* __restrict__ has_local, const u32* __restrict__ parent_directions,
+                const double* __restrict__ tables, const double* __restrict__ directions,
+                double2* __restrict__ locals, u32 first, u32 count, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 b = blockIdx.x * warps + warp; b < count; b += gridDim.x * warps) {
+        const u32 node = first + b;
+        const u32 parent = parents[node];
+        if (parent == FMM_NONE || has_local[parent] == 0 || counts[node] == 0) continue;  // uniform per warp
+        fmm_warp_acc_init(w, lane, p, locals + (size_t)node * nc);
+        double tx, ty, tz;
+        fmm_shift(grid, node, parent, hx, hy, hz, tx, ty, tz);
+        fmm_dir_translate<FMM_L2L>(blk, w, lane, p, tables, fmm_direction(directions, parent_directions[node], p),
+                                   locals + (size_t)parent * nc, tx, ty, tz);
+        fmm_warp_acc_store(w, lane, p, locals + (size_t)node * nc);
+    }
+}
+
 // ---- L2P ----------------------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(FMM_L2P_THREADS)
