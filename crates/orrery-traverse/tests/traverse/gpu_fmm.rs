@@ -271,7 +271,10 @@ fn cuda_fmm_end_to_end_and_replayed() {
     let mut directions = directions.with_shape(TranslationShape::WarpDirections);
     directions.evaluate(exec, &device_bodies).unwrap();
     let fused = directions.download_forces(exec).unwrap();
-    assert!(crate::common::same_bits(&once, &fused), "the direction-table shape on a quarter-turn plan: the same forces");
+    assert!(
+        crate::common::same_bits(&once, &fused),
+        "the direction-table shape on a quarter-turn plan: the same forces"
+    );
     let cpu = s.solve(&set.view().unwrap()).unwrap().forces;
     let n = set.len();
     assert_forces(
@@ -400,7 +403,7 @@ fn fmm_dump_for_the_host_emulation() {
     let complex = |v: &[Complex]| -> Vec<f64> { v.iter().flat_map(|c| [c.re, c.im]).collect() };
     let pack =
         |f: &Forces<f32>| -> Vec<f32> { (0..f.len()).flat_map(|i| [f.ax[i], f.ay[i], f.az[i], f.pot[i]]).collect() };
-    let runs = cases().into_iter().enumerate().flat_map(|c| [(c.clone(), Rotations::QuarterTurn), (c, Rotations::Table)]);
+    let runs = cases().into_iter().enumerate().flat_map(|c| [(c, Rotations::QuarterTurn), (c, Rotations::Table)]);
     for ((k, (shape, tree, p, theta, eps)), rotations) in runs {
         if eps != 0.0 {
             continue; // the emulation takes the near field from the CPU: any softening works, one is enough
