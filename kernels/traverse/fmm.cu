@@ -991,7 +991,10 @@ extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
 
 // The diagonal factors of translate.rs's prepare for a rotation: direct blocks (-1)^m /
 // w_m, (-1)^m w_m, 1 / w_m, w_m (real); the quarter turn i^m / w_m, i^m w_m, i^m / w_m,
-// i^m w_m (the block's constants).
+// i^m w_m (the block's constants). The direct ones are selected, not computed: with
+// (-1)^m and w_m in {1, 2} every quotient and product is exact (0.5, 2, +-1), so the
+// constants are the bits of the CPU's correctly rounded operations, without a division
+// per coefficient.
 struct FmmRotFactors {
     double2 f_in, f_out, b_in, b_out;
 };
@@ -999,11 +1002,11 @@ struct FmmRotFactors {
 __device__ __forceinline__ FmmRotFactors fmm_rot_factors(const FmmWarpBlock& b, bool direct, u32 m) {
     FmmRotFactors f;
     if (direct) {
-        const double s = (m & 1u) ? -1.0 : 1.0, w = m == 0 ? 2.0 : 1.0;
-        f.f_in = cx(fmm_div(s, w), 0.0);
-        f.f_out = cx(fmm_mul(s, w), 0.0);
-        f.b_in = cx(fmm_div(1.0, w), 0.0);
-        f.b_out = cx(w, 0.0);
+        const double s = (m & 1u) ? -1.0 : 1.0;
+        f.f_in = cx(m == 0 ? 0.5 : s, 0.0);
+        f.f_out = cx(m == 0 ? 2.0 : s, 0.0);
+        f.b_in = cx(m == 0 ? 0.5 : 1.0, 0.0);
+        f.b_out = cx(m == 0 ? 2.0 : 1.0, 0.0);
     } else {
         f.f_in = b.f_in[m];
         f.f_out = b.f_out[m];
