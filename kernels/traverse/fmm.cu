@@ -19,7 +19,9 @@
 //   fmm_l2p   per particle of a leaf with has_local: [phi, grad phi] of the leaf's local
 //             expansion at the particle, added to acc as the CPU does:
 //             acc.xyz += (float)(far_acc * grad), acc.w += (float)(far_pot * phi).
-//   Translations rotate through the quarter turn J only (Rotations::QuarterTurn: two
+//   Translations of the block and warp shapes rotate through the quarter turn J only (the
+//   direction-table shape follows the plan: "Warp per node with direction tables"
+//   below) (Rotations::QuarterTurn: two
 //   matrix passes and a phase pass per rotation, J in shared memory, no direction table),
 //   shift along z, and rotate back: the CPU's m2m / m2l / l2l with Rotation::Quarter,
 //   pass for pass (load, rotate, to order-major, shift, from order-major, rotate back,
@@ -73,6 +75,23 @@
 //     formed per coefficient where they are used (the same products as the block shape's
 //     table), and i^m / w_m (a reciprocal per order and pair in the block shape) is a
 //     block constant.
+//   Warp per node with direction tables (fmm_m2m_dir, fmm_m2l_dir, fmm_l2l_dir; the host's
+//     TranslationShape::WarpDirections): the warp shape's launch, block part and slices, with
+//     each pair rotated as the CPU plan's Rotations rotates it. A Rotations::Table plan
+//     gives every M2L entry and parent offset a direction index (FMM_NONE beyond the key
+//     bound); the host uploads the CPU's RotationTable as is (`directions`, fmm_stride(p)
+//     doubles per direction) and the index arrays (all FMM_NONE for a quarter-turn plan).
+//     A direct pair (Rotation::Direct) rotates with one matrix pass of its own blocks, read
+//     through the cache from global memory, per rotation and no middle phases; FMM_NONE
+//     rotates through J as the warp shape does. The CPU's Direct mode is the same axpy
+//     (rotation.rs: block_matvec sums out[a] = sum_b E[b][a] x[b] from 0.0 in b order,
+//     every product and sum rounded, never fused), so fmm_rotate_one computes it bit for
+//     bit; the direct diagonal factors (-1)^m / w_m, (-1)^m w_m, 1 / w_m, w_m are exact.
+//     Fused passes: a pass that reads only what its own lane computed is merged into the
+//     pass before it (the last forward matrix pass with the transpose to order-major, the
+//     shift with the transpose back, the last backward matrix pass with the store): a
+//     direct pair is prologue, load, rotate + to order-major, shift + from order-major,
+//     rotate + store, five __syncwarp (quarter turn: seven; the warp shape: nine).
 //   p2m (one block of FMM_THREADS per leaf) uses no shared memory: each coefficient's
 //     owner evaluates Y_n^m by the CPU's recurrences (the diagonal, then the column: O(n)
 //     per particle), particle by particle.
@@ -111,6 +130,41 @@
 //   quarter turn's shared-memory traffic is the limit (direction tables: one matrix pass
 //   per rotation instead of two; the rotation in registers).
 //
+// Prediction for the direction-table shape (written before any device run; H200, 1M
+//   uniform, p = 8, a table plan: every uniform pair's key lies within the bound, so every
+//   M2L pair is direct). Counts per M2L pair, warp instructions (a runtime loop over the
+//   lane's slots k costs the longest lane's trip count; at p = 8 slot 0 holds degrees 0-7,
+//   slot 1 degrees 7-8):
+//   - matrix passes: 4 -> 2. One pass is 8 + 7 (slot 0: E+, E-) + 9 + 8 (slot 1) = 32
+//     multiply-add iterations, 2 FP64 instructions each (no FMA: bit equality), 64 FP64
+//     per pass: 4 x 64 + 2 middle-phase cx_mul (2 x 6 x 2 slots) = 280 -> 128 FP64.
+//     Unchanged: load 28, to order-major 18, shift 72 (9 x 4 x 2 slots), from order-major
+//     18, store 32, prologue ~165 (its chains and 4 divisions or square roots): ~330.
+//     Per pair ~610 -> ~460 FP64 (-25%; the direct factors are selected constants).
+//   - barriers: 9 -> 5 __syncwarp; intermediate arrays written: 7 -> 3 (load, to
+//     order-major, from order-major); the transposes and the store read registers.
+//   - shared-memory wavefronts: every multiply-add of the old matrix passes read J and its
+//     input from shared memory (4 x 32 x ~3.5 wavefronts, ~450 of the ~500 per pair); the
+//     direct passes read only the input there (2 x 32 x ~1.5, ~100), so ~150-250 per pair.
+//   - new traffic: the direction's blocks from global memory, 2 x 489 doubles = 7.8 KB per
+//     pair (64 load instructions, lanes of one degree reading consecutive doubles). The
+//     table (~300 directions x 3.9 KiB, ~1.2 MB) lives in L2; the 32 warps of an SM hold
+//     ~125 KB of directions in flight against ~130 KB of L1 (4 blocks x 24.5 KiB shared),
+//     so the backward pass often re-reads the forward pass's lines. L2 floor: 11.7M pairs x
+//     3.9-7.8 KB = 46-91 GB, 7-18 ms at 5-7 TB/s.
+//   - registers: fmm_m2l_dir 64 (sm_90), no spills: 4 blocks of 8 warps per SM as the warp
+//     shape (59, allocated as 64): the same 32 pairs in flight.
+//   The warp shape measured 1557 cycles per pair per SM (69.7 ms), latency-bound on the
+//   chain of passes. The four matrix passes are about 60% of a pair's dependent steps (32
+//   iterations each against 9-18 in the others); removing two of them, the two middle
+//   phase products and four barriers shortens the chain by ~35-45%, if an E load from L1
+//   costs what a J load from shared memory did. Predicted: M2L 38-48 ms (1.45-1.85x faster
+//   than 69.7 ms), device passes ~45-55 ms. Risk: where the E loads miss L1 and wait on L2
+//   (~250 cycles against ~30) the two remaining passes can cost more than the four did
+//   (M2L above 70 ms); the bench row "... warp per node, direction tables" decides, and
+//   the next step is then staging each pair's blocks in the warp's shared slice. Not the
+//   20 ms goal either way.
+//
 // Buffers (direction, length, layout)
 //   bodies         read   4 n f32        [x, y, z, m] per body, tree order
 //   leaves         read   leaves u32     leaf node ids (fmm_p2m)
@@ -123,6 +177,11 @@
 //   grid           read   3 N i64        integer centres (half cells): shifts are
 //                                        (grid[to] - grid[from]) * half_unit, as the CPU
 //   m2l_offsets    read   N + 1 u32      CSR offsets; m2l_sources read M2L sources
+//   m2l_directions, parent_directions
+//                  read   M2L, N u32     direction index per M2L entry and per node's
+//                                        offset from its parent, or FMM_NONE (fmm_*_dir)
+//   directions     read   f64            fmm_stride(p) per direction: E+_0..E+_p, E-_1..E-_p
+//                                        (rotation.rs's RotationTable; fmm_*_dir)
 //   tables         read   f64            s, 1/s, j!, 1/j!, 1/((n-m)(n+m)) (degrees to
 //                                        p + 1), then J (stride(p)): see fmm_tables_*
 //   multipoles     rw     N nc double2   by node, then (n, m) degree-major
@@ -136,7 +195,8 @@
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
 //   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp 59,
-//   fmm_l2l_warp 48 (no spills), fmm_l2p 54; dynamic shared memory as above. The block
+//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 60, fmm_m2l_dir 64, fmm_l2l_dir 60 (no
+//   spills), fmm_l2p 54; dynamic shared memory as above. The block
 //   shape's f64 instruction sequences (PTX) are those of the version measured at 104f32d.
 //   (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store pointer by
 //   lane; two predicated stores do not. The pass helpers take the s and 1/s tables as
@@ -144,7 +204,8 @@
 //   of spill.)
 //
 // Measured cost (H200, 104f32d, block shape): M2L 91.9 ms at 1M uniform, p = 8; the
-//   device passes 99.1 ms (docs/performance/fmm.md). The warp shape: not measured yet.
+//   device passes 99.1 ms (docs/performance/fmm.md). The warp shape (d22d374): M2L 69.7 ms,
+//   device passes 76.6 ms. The direction-table shape: not measured yet.
 
 typedef unsigned int u32;
 typedef long long i64;

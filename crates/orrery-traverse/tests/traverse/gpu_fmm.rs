@@ -3,8 +3,9 @@
 //! and L2P) and end to end (input order, against the CPU solver, and a recorded
 //! evaluation replayed), on CUDA; the near field on wgpu (the expansion passes are f64,
 //! CUDA only, and say so as `Error::Unsupported`); bad input. The CUDA stage tests run
-//! both translation shapes ([`TranslationShape::ALL`]: block per node, the baseline, and
-//! warp per node, the default), each on a fresh evaluation. See `common` for the skip rules
+//! every translation shape ([`TranslationShape::ALL`]: block per node, the baseline, warp
+//! per node, the default, and warp per node with direction tables, on a quarter-turn plan
+//! and on a table plan), each on a fresh evaluation. See `common` for the skip rules
 //! (`ORRERY_REQUIRE_CUDA=1`, `ORRERY_REQUIRE_WGPU=1`; without a device each CUDA test
 //! reports its skip and returns).
 //!

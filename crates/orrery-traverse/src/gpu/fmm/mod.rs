@@ -37,16 +37,22 @@
 //!   ~1e-6 at best and is not written.
 //!
 //! # Translations
-//! Rotation-based O(p^3), through the quarter turn `J` only (the CPU's
-//! [`crate::fmm::Rotations::QuarterTurn`]; `J` in shared memory), every pass of
-//! [`crate::fmm::operators::translate`] in its order of terms: the CPU's table and
-//! quarter-turn rotations agree to 1e-11 (tested on the CPU), so a GPU run is compared with
-//! either. Two launch shapes ([`TranslationShape`]), the same operations in the same order
-//! (the expansions are the CPU's bits in both):
+//! Rotation-based O(p^3), every pass of [`crate::fmm::operators::translate`] in its order
+//! of terms. The block and warp shapes rotate through the quarter turn `J` only (the CPU's
+//! [`crate::fmm::Rotations::QuarterTurn`]; `J` in shared memory); the direction-table
+//! shape rotates as the plan does (the CPU's [`crate::fmm::Rotations::Table`]: the
+//! direction's own blocks for the common directions). The CPU's table and quarter-turn
+//! rotations agree to 1e-11 (tested on the CPU), so a GPU run is compared with either.
+//! Three launch shapes ([`TranslationShape`]), the same operations in the same order
+//! (the expansions are the CPU's bits in each):
 //! - [`TranslationShape::WarpPerNode`] (the default): one warp per target node, up to
 //!   eight nodes per block (`fmm_m2m_warp`, `fmm_m2l_warp`, `fmm_l2l_warp`); the lanes over
 //!   the coefficients (`i = lane + 32 k`), nine `__syncwarp` barriers per translation, `J`
 //!   and the per-order constants shared by the block, a slice of shared memory per warp.
+//! - [`TranslationShape::WarpDirections`]: the warp shape with the plan's rotations (one
+//!   matrix pass per rotation where the plan has the direction's blocks) and fused passes,
+//!   five `__syncwarp` per direct translation (`fmm_m2m_dir`, `fmm_m2l_dir`,
+//!   `fmm_l2l_dir`).
 //! - [`TranslationShape::BlockPerNode`] (the first version, kept as the baseline): one
 //!   block of 128 threads per node, two coefficients each (`nc(16) = 153`), ten
 //!   `__syncthreads` barriers per translation (`fmm_m2m`, `fmm_m2l`, `fmm_l2l`).
