@@ -152,7 +152,7 @@
 //     ~125 KB of directions in flight against ~130 KB of L1 (4 blocks x 24.5 KiB shared),
 //     so the backward pass often re-reads the forward pass's lines. L2 floor: 11.7M pairs x
 //     3.9-7.8 KB = 46-91 GB, 7-18 ms at 5-7 TB/s.
-//   - registers: fmm_m2l_dir 64 (sm_90), no spills: 4 blocks of 8 warps per SM as the warp
+//   - registers: fmm_m2l_dir 59 (sm_90), no spills: 4 blocks of 8 warps per SM as the warp
 //     shape (59, allocated as 64): the same 32 pairs in flight.
 //   The warp shape measured 1557 cycles per pair per SM (69.7 ms), latency-bound on the
 //   chain of passes. The four matrix passes are about 60% of a pair's dependent steps (32
@@ -195,8 +195,11 @@
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
 //   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp 59,
-//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 60, fmm_m2l_dir 64, fmm_l2l_dir 60 (no
-//   spills), fmm_l2p 54; dynamic shared memory as above. The block
+//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 48 (20/16 bytes spilled, 16 stack),
+//   fmm_m2l_dir 59 (no spills), fmm_l2l_dir 48 (36/32 bytes spilled, 32 stack), fmm_l2p 54;
+//   (fmm_m2m_dir / fmm_l2l_dir had 60 registers and no spills while the direct factors were
+//   divisions; with selected constants ptxas chose 48 and spills: not fixed yet, M2M and L2L
+//   are ~3% of the device passes); dynamic shared memory as above. The block
 //   shape's f64 instruction sequences (PTX) are those of the version measured at 104f32d.
 //   (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store pointer by
 //   lane; two predicated stores do not. The pass helpers take the s and 1/s tables as
