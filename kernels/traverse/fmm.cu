@@ -19,7 +19,9 @@
 //   fmm_l2p   per particle of a leaf with has_local: [phi, grad phi] of the leaf's local
 //             expansion at the particle, added to acc as the CPU does:
 //             acc.xyz += (float)(far_acc * grad), acc.w += (float)(far_pot * phi).
-//   Translations rotate through the quarter turn J only (Rotations::QuarterTurn: two
+//   Translations of the block and warp shapes rotate through the quarter turn J only (the
+//   direction-table shape follows the plan: "Warp per node with direction tables"
+//   below) (Rotations::QuarterTurn: two
 //   matrix passes and a phase pass per rotation, J in shared memory, no direction table),
 //   shift along z, and rotate back: the CPU's m2m / m2l / l2l with Rotation::Quarter,
 //   pass for pass (load, rotate, to order-major, shift, from order-major, rotate back,
@@ -73,6 +75,23 @@
 //     formed per coefficient where they are used (the same products as the block shape's
 //     table), and i^m / w_m (a reciprocal per order and pair in the block shape) is a
 //     block constant.
+//   Warp per node with direction tables (fmm_m2m_dir, fmm_m2l_dir, fmm_l2l_dir; the host's
+//     TranslationShape::WarpDirections): the warp shape's launch, block part and slices, with
+//     each pair rotated as the CPU plan's Rotations rotates it. A Rotations::Table plan
+//     gives every M2L entry and parent offset a direction index (FMM_NONE beyond the key
+//     bound); the host uploads the CPU's RotationTable as is (`directions`, fmm_stride(p)
+//     doubles per direction) and the index arrays (all FMM_NONE for a quarter-turn plan).
+//     A direct pair (Rotation::Direct) rotates with one matrix pass of its own blocks, read
+//     through the cache from global memory, per rotation and no middle phases; FMM_NONE
+//     rotates through J as the warp shape does. The CPU's Direct mode is the same axpy
+//     (rotation.rs: block_matvec sums out[a] = sum_b E[b][a] x[b] from 0.0 in b order,
+//     every product and sum rounded, never fused), so fmm_rotate_one computes it bit for
+//     bit; the direct diagonal factors (-1)^m / w_m, (-1)^m w_m, 1 / w_m, w_m are exact.
+//     Fused passes: a pass that reads only what its own lane computed is merged into the
+//     pass before it (the last forward matrix pass with the transpose to order-major, the
+//     shift with the transpose back, the last backward matrix pass with the store): a
+//     direct pair is prologue, load, rotate + to order-major, shift + from order-major,
+//     rotate + store, five __syncwarp (quarter turn: seven; the warp shape: nine).
 //   p2m (one block of FMM_THREADS per leaf) uses no shared memory: each coefficient's
 //     owner evaluates Y_n^m by the CPU's recurrences (the diagonal, then the column: O(n)
 //     per particle), particle by particle.
@@ -111,6 +130,41 @@
 //   quarter turn's shared-memory traffic is the limit (direction tables: one matrix pass
 //   per rotation instead of two; the rotation in registers).
 //
+// Prediction for the direction-table shape (written before any device run; H200, 1M
+//   uniform, p = 8, a table plan: every uniform pair's key lies within the bound, so every
+//   M2L pair is direct). Counts per M2L pair, warp instructions (a runtime loop over the
+//   lane's slots k costs the longest lane's trip count; at p = 8 slot 0 holds degrees 0-7,
+//   slot 1 degrees 7-8):
+//   - matrix passes: 4 -> 2. One pass is 8 + 7 (slot 0: E+, E-) + 9 + 8 (slot 1) = 32
+//     multiply-add iterations, 2 FP64 instructions each (no FMA: bit equality), 64 FP64
+//     per pass: 4 x 64 + 2 middle-phase cx_mul (2 x 6 x 2 slots) = 280 -> 128 FP64.
+//     Unchanged: load 28, to order-major 18, shift 72 (9 x 4 x 2 slots), from order-major
+//     18, store 32, prologue ~165 (its chains and 4 divisions or square roots): ~330.
+//     Per pair ~610 -> ~460 FP64 (-25%; the direct factors are selected constants).
+//   - barriers: 9 -> 5 __syncwarp; intermediate arrays written: 7 -> 3 (load, to
+//     order-major, from order-major); the transposes and the store read registers.
+//   - shared-memory wavefronts: every multiply-add of the old matrix passes read J and its
+//     input from shared memory (4 x 32 x ~3.5 wavefronts, ~450 of the ~500 per pair); the
+//     direct passes read only the input there (2 x 32 x ~1.5, ~100), so ~150-250 per pair.
+//   - new traffic: the direction's blocks from global memory, 2 x 489 doubles = 7.8 KB per
+//     pair (64 load instructions, lanes of one degree reading consecutive doubles). The
+//     table (~300 directions x 3.9 KiB, ~1.2 MB) lives in L2; the 32 warps of an SM hold
+//     ~125 KB of directions in flight against ~130 KB of L1 (4 blocks x 24.5 KiB shared),
+//     so the backward pass often re-reads the forward pass's lines. L2 floor: 11.7M pairs x
+//     3.9-7.8 KB = 46-91 GB, 7-18 ms at 5-7 TB/s.
+//   - registers: fmm_m2l_dir 59 (sm_90), no spills: 4 blocks of 8 warps per SM as the warp
+//     shape (59, allocated as 64): the same 32 pairs in flight.
+//   The warp shape measured 1557 cycles per pair per SM (69.7 ms), latency-bound on the
+//   chain of passes. The four matrix passes are about 60% of a pair's dependent steps (32
+//   iterations each against 9-18 in the others); removing two of them, the two middle
+//   phase products and four barriers shortens the chain by ~35-45%, if an E load from L1
+//   costs what a J load from shared memory did. Predicted: M2L 38-48 ms (1.45-1.85x faster
+//   than 69.7 ms), device passes ~45-55 ms. Risk: where the E loads miss L1 and wait on L2
+//   (~250 cycles against ~30) the two remaining passes can cost more than the four did
+//   (M2L above 70 ms); the bench row "... warp per node, direction tables" decides, and
+//   the next step is then staging each pair's blocks in the warp's shared slice. Not the
+//   20 ms goal either way.
+//
 // Buffers (direction, length, layout)
 //   bodies         read   4 n f32        [x, y, z, m] per body, tree order
 //   leaves         read   leaves u32     leaf node ids (fmm_p2m)
@@ -123,6 +177,11 @@
 //   grid           read   3 N i64        integer centres (half cells): shifts are
 //                                        (grid[to] - grid[from]) * half_unit, as the CPU
 //   m2l_offsets    read   N + 1 u32      CSR offsets; m2l_sources read M2L sources
+//   m2l_directions, parent_directions
+//                  read   M2L, N u32     direction index per M2L entry and per node's
+//                                        offset from its parent, or FMM_NONE (fmm_*_dir)
+//   directions     read   f64            fmm_stride(p) per direction: E+_0..E+_p, E-_1..E-_p
+//                                        (rotation.rs's RotationTable; fmm_*_dir)
 //   tables         read   f64            s, 1/s, j!, 1/j!, 1/((n-m)(n+m)) (degrees to
 //                                        p + 1), then J (stride(p)): see fmm_tables_*
 //   multipoles     rw     N nc double2   by node, then (n, m) degree-major
@@ -136,7 +195,11 @@
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
 //   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp 59,
-//   fmm_l2l_warp 48 (no spills), fmm_l2p 54; dynamic shared memory as above. The block
+//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 48 (20/16 bytes spilled, 16 stack),
+//   fmm_m2l_dir 59 (no spills), fmm_l2l_dir 48 (36/32 bytes spilled, 32 stack), fmm_l2p 54;
+//   (fmm_m2m_dir / fmm_l2l_dir had 60 registers and no spills while the direct factors were
+//   divisions; with selected constants ptxas chose 48 and spills: not fixed yet, M2M and L2L
+//   are ~3% of the device passes); dynamic shared memory as above. The block
 //   shape's f64 instruction sequences (PTX) are those of the version measured at 104f32d.
 //   (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store pointer by
 //   lane; two predicated stores do not. The pass helpers take the s and 1/s tables as
@@ -144,7 +207,8 @@
 //   of spill.)
 //
 // Measured cost (H200, 104f32d, block shape): M2L 91.9 ms at 1M uniform, p = 8; the
-//   device passes 99.1 ms (docs/performance/fmm.md). The warp shape: not measured yet.
+//   device passes 99.1 ms (docs/performance/fmm.md). The warp shape (d22d374): M2L 69.7 ms,
+//   device passes 76.6 ms. The direction-table shape: not measured yet.
 
 typedef unsigned int u32;
 typedef long long i64;
@@ -971,6 +1035,229 @@ extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
         double tx, ty, tz;
         fmm_shift(grid, node, parent, hx, hy, hz, tx, ty, tz);
         fmm_warp_translate<FMM_L2L>(blk, w, lane, p, tables, locals + (size_t)parent * nc, tx, ty, tz);
+        fmm_warp_acc_store(w, lane, p, locals + (size_t)node * nc);
+    }
+}
+
+// ---- warp per node with direction tables ---------------------------------------------------
+// The warp shape's layout, block part and slices (fmm_warp_block, fmm_warp_slice; the same
+// launch), with the rotation of each pair chosen as the CPU's Rotations::Table plan chooses
+// it: the pair's direction index names one run of fmm_stride(p) doubles of `directions`
+// (the CPU's RotationTable, uploaded as is; read through the cache, as each warp's pairs
+// have their own directions) and the rotation is one matrix pass of those blocks
+// (Rotation::Direct); FMM_NONE (a key beyond the table's bound, or a plan without
+// directions) rotates through J in shared memory (Rotation::Quarter), as the CPU does.
+// Fused passes: a pass that reads only what its own lane computed is merged into the pass
+// that computed it (the last forward matrix pass with the transpose to order-major, the
+// shift with the transpose back, the last backward matrix pass with the store), so the
+// fused value goes from registers into the next array: five __syncwarp per direct
+// translation, seven per quarter-turn one (the warp shape: nine).
+
+// The diagonal factors of translate.rs's prepare for a rotation: direct blocks (-1)^m /
+// w_m, (-1)^m w_m, 1 / w_m, w_m (real); the quarter turn i^m / w_m, i^m w_m, i^m / w_m,
+// i^m w_m (the block's constants). The direct ones are selected, not computed: with
+// (-1)^m and w_m in {1, 2} every quotient and product is exact (0.5, 2, +-1), so the
+// constants are the bits of the CPU's correctly rounded operations, without a division
+// per coefficient.
+struct FmmRotFactors {
+    double2 f_in, f_out, b_in, b_out;
+};
+
+__device__ __forceinline__ FmmRotFactors fmm_rot_factors(const FmmWarpBlock& b, bool direct, u32 m) {
+    FmmRotFactors f;
+    if (direct) {
+        const double s = (m & 1u) ? -1.0 : 1.0;
+        f.f_in = cx(m == 0 ? 0.5 : s, 0.0);
+        f.f_out = cx(m == 0 ? 2.0 : s, 0.0);
+        f.b_in = cx(m == 0 ? 0.5 : 1.0, 0.0);
+        f.b_out = cx(m == 0 ? 2.0 : 1.0, 0.0);
+    } else {
+        f.f_in = b.f_in[m];
+        f.f_out = b.f_out[m];
+        f.b_in = b.f_in[m];
+        f.b_out = b.f_out[m];
+    }
+    return f;
+}
+
+// The last forward matrix pass (blocks `rot`, no middle phases) over degree-major (in_r,
+// in_i), each output moved straight to order-major (out_r, out_i) by fmm_to_order_one.
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_rotate_to_order(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                        bool direct, const double* rot, const double* in_r,
+                                                        const double* in_i, double* out_r, double* out_i,
+                                                        const double* __restrict__ sv,
+                                                        const double* __restrict__ inv_s) {
+    const double* rot_minus = rot + fmm_plus_offset(p + 1);
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
+        const u32 c = b.coef[i], m = fmm_coef_m(c);
+        const double2 x = fmm_rotate_one(rot, rot_minus, fmm_coef_n(c), m, in_r, in_i, w.mid, 0);
+        const double2 v = fmm_to_order_one<KIND>(x, fmm_rot_factors(b, direct, m).f_out, sv, inv_s, i);
+        out_r[fmm_coef_o(c)] = v.x;
+        out_i[fmm_coef_o(c)] = v.y;
+    }
+}
+
+// The shift of each of the lane's coefficients from order-major (in_r, in_i), moved
+// straight back to degree-major (out_r, out_i) by fmm_from_order_one (which reads the
+// shift's output of the same coefficient only).
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_shift_from_order(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane,
+                                                         u32 p, bool direct, const double* in_r, const double* in_i,
+                                                         double* out_r, double* out_i, const double* __restrict__ sv,
+                                                         const double* __restrict__ inv_s) {
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
+        const u32 c = b.coef[i], n = fmm_coef_n(c), m = fmm_coef_m(c);
+        const double2 s = fmm_shift_one<KIND>(w.powers, in_r, in_i, p, n, m);
+        const double2 v = fmm_from_order_one<KIND>(s, fmm_rot_factors(b, direct, m).b_in, sv, inv_s, i, n, m);
+        out_r[i] = v.x;
+        out_i[i] = v.y;
+    }
+}
+
+// The last backward matrix pass (blocks `rot`, no middle phases) over degree-major (in_r,
+// in_i), each output stored into the lane's accumulator by fmm_store_one.
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_rotate_store(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                     bool direct, const double* rot, const double* in_r,
+                                                     const double* in_i, const double* __restrict__ sv,
+                                                     const double* __restrict__ inv_s) {
+    const double* rot_minus = rot + fmm_plus_offset(p + 1);
+    for (u32 i = lane; i < fmm_nc(p); i += FMM_WARP) {
+        const u32 c = b.coef[i], m = fmm_coef_m(c);
+        const double2 x = fmm_rotate_one(rot, rot_minus, fmm_coef_n(c), m, in_r, in_i, w.mid, 0);
+        const double2 factor = fmm_store_factor<KIND>(fmm_rot_factors(b, direct, m).b_out, w.phase[m]);
+        w.acc[i] = fmm_store_one<KIND>(w.acc[i], x, factor, sv, inv_s, i);
+    }
+}
+
+// One translation of `src` by the shift t with the direction blocks `e` (nullptr: the
+// quarter turn), added to the warp's accumulators: translate.rs's m2m / m2l / l2l with
+// Rotation::Direct(e) or Rotation::Quarter, every value computed by the functions the other
+// shapes call, in their order. Arrays: A = x, B = y. Direct: load -> A; rotate + to
+// order-major A -> B; shift + from order-major B -> A; rotate + store A -> acc. Quarter:
+// load -> A; rotate (forward middle phases) A -> B; rotate + to order-major B -> A; shift +
+// from order-major A -> B; rotate (backward middle phases) B -> A; rotate + store A -> acc.
+// Every array is written only after the pass that last read it has passed a barrier. The
+// branch on `e` is uniform per warp (one pair per warp).
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_translate(const FmmWarpBlock& b, const FmmWarpSlice& w, u32 lane, u32 p,
+                                                  const double* __restrict__ tables, const double* e,
+                                                  const double2* __restrict__ src, double tx, double ty, double tz) {
+    const u32 nc = fmm_nc(p);
+    const bool direct = e != nullptr;
+    const double* rot = direct ? e : b.j;
+    const double* sv = tables;
+    const double* inv_s = tables + fmm_tables_inv_s(p);
+    fmm_warp_prologue<KIND>(w, lane, p, tx, ty, tz, tables);
+    __syncwarp();
+    for (u32 i = lane; i < nc; i += FMM_WARP) {
+        const u32 m = fmm_coef_m(b.coef[i]);
+        const double2 factor = fmm_load_factor<KIND>(fmm_rot_factors(b, direct, m).f_in, w.phase[m]);
+        const double2 v = fmm_load_one<KIND>(src[i], factor, sv, inv_s, i);
+        w.xr[i] = v.x;
+        w.xi[i] = v.y;
+    }
+    __syncwarp();
+    if (direct) {
+        fmm_dir_rotate_to_order<KIND>(b, w, lane, p, true, rot, w.xr, w.xi, w.yr, w.yi, sv, inv_s);
+        __syncwarp();
+        fmm_dir_shift_from_order<KIND>(b, w, lane, p, true, w.yr, w.yi, w.xr, w.xi, sv, inv_s);
+        __syncwarp();
+    } else {
+        fmm_warp_rotate(b, w, lane, p, w.xr, w.xi, w.yr, w.yi, 1);
+        __syncwarp();
+        fmm_dir_rotate_to_order<KIND>(b, w, lane, p, false, rot, w.yr, w.yi, w.xr, w.xi, sv, inv_s);
+        __syncwarp();
+        fmm_dir_shift_from_order<KIND>(b, w, lane, p, false, w.xr, w.xi, w.yr, w.yi, sv, inv_s);
+        __syncwarp();
+        fmm_warp_rotate(b, w, lane, p, w.yr, w.yi, w.xr, w.xi, 2);
+        __syncwarp();
+    }
+    fmm_dir_rotate_store<KIND>(b, w, lane, p, direct, rot, w.xr, w.xi, sv, inv_s);
+    __syncwarp();  // the next pair's prologue and load overwrite the factors and A
+}
+
+// The blocks of direction `d` (FMM_NONE: nullptr, the quarter turn).
+__device__ __forceinline__ const double* fmm_direction(const double* __restrict__ directions, u32 d, u32 p) {
+    return d == FMM_NONE ? nullptr : directions + (size_t)d * fmm_stride(p);
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_m2m_dir(const i64* __restrict__ grid, const u32* __restrict__ first_children, const u32* __restrict__ counts,
+                const u32* __restrict__ parent_directions, const double* __restrict__ tables,
+                const double* __restrict__ directions, double2* __restrict__ multipoles, u32 first, u32 count,
+                u32 children, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 b = blockIdx.x * warps + warp; b < count; b += gridDim.x * warps) {
+        const u32 node = first + b;
+        const u32 child0 = first_children[node];
+        if (child0 == FMM_NONE) continue;  // a leaf: fmm_p2m wrote it (uniform per warp)
+        fmm_warp_acc_init(w, lane, p, nullptr);
+        if (counts[node] > 0) {
+            for (u32 c = child0; c < child0 + children; ++c) {
+                if (counts[c] == 0) continue;
+                double tx, ty, tz;
+                fmm_shift(grid, c, node, hx, hy, hz, tx, ty, tz);
+                fmm_dir_translate<FMM_M2M>(blk, w, lane, p, tables, fmm_direction(directions, parent_directions[c], p),
+                                           multipoles + (size_t)c * nc, tx, ty, tz);
+            }
+        }
+        fmm_warp_acc_store(w, lane, p, multipoles + (size_t)node * nc);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_m2l_dir(const i64* __restrict__ grid, const u32* __restrict__ m2l_offsets,
+                const u32* __restrict__ m2l_sources, const u32* __restrict__ m2l_directions,
+                const double* __restrict__ tables, const double* __restrict__ directions,
+                const double2* __restrict__ multipoles, double2* __restrict__ locals, u32 nodes, u32 p, double hx,
+                double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 t = blockIdx.x * warps + warp; t < nodes; t += gridDim.x * warps) {
+        fmm_warp_acc_init(w, lane, p, nullptr);
+        const u32 end = m2l_offsets[t + 1];
+        for (u32 e = m2l_offsets[t]; e < end; ++e) {
+            const u32 src = m2l_sources[e];
+            double tx, ty, tz;
+            fmm_shift(grid, t, src, hx, hy, hz, tx, ty, tz);
+            fmm_dir_translate<FMM_M2L>(blk, w, lane, p, tables, fmm_direction(directions, m2l_directions[e], p),
+                                       multipoles + (size_t)src * nc, tx, ty, tz);
+        }
+        fmm_warp_acc_store(w, lane, p, locals + (size_t)t * nc);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+    fmm_l2l_dir(const i64* __restrict__ grid, const u32* __restrict__ parents, const u32* __restrict__ counts,
+                const u32* __restrict__ has_local, const u32* __restrict__ parent_directions,
+                const double* __restrict__ tables, const double* __restrict__ directions,
+                double2* __restrict__ locals, u32 first, u32 count, u32 p, double hx, double hy, double hz) {
+    extern __shared__ __align__(16) double fmm_smem[];
+    const FmmWarpBlock blk = fmm_warp_block(fmm_smem, p);
+    fmm_warp_block_load(blk, p, tables);
+    const u32 lane = threadIdx.x % FMM_WARP, warp = threadIdx.x / FMM_WARP, warps = blockDim.x / FMM_WARP;
+    const FmmWarpSlice w = fmm_warp_slice(fmm_smem, p, warp);
+    const u32 nc = fmm_nc(p);
+    for (u32 b = blockIdx.x * warps + warp; b < count; b += gridDim.x * warps) {
+        const u32 node = first + b;
+        const u32 parent = parents[node];
+        if (parent == FMM_NONE || has_local[parent] == 0 || counts[node] == 0) continue;  // uniform per warp
+        fmm_warp_acc_init(w, lane, p, locals + (size_t)node * nc);
+        double tx, ty, tz;
+        fmm_shift(grid, node, parent, hx, hy, hz, tx, ty, tz);
+        fmm_dir_translate<FMM_L2L>(blk, w, lane, p, tables, fmm_direction(directions, parent_directions[node], p),
+                                   locals + (size_t)parent * nc, tx, ty, tz);
         fmm_warp_acc_store(w, lane, p, locals + (size_t)node * nc);
     }
 }

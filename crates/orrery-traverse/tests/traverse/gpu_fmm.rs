@@ -3,8 +3,9 @@
 //! and L2P) and end to end (input order, against the CPU solver, and a recorded
 //! evaluation replayed), on CUDA; the near field on wgpu (the expansion passes are f64,
 //! CUDA only, and say so as `Error::Unsupported`); bad input. The CUDA stage tests run
-//! both translation shapes ([`TranslationShape::ALL`]: block per node, the baseline, and
-//! warp per node, the default), each on a fresh evaluation. See `common` for the skip rules
+//! every translation shape ([`TranslationShape::ALL`]: block per node, the baseline, warp
+//! per node, the default, and warp per node with direction tables, on a quarter-turn plan
+//! and on a table plan), each on a fresh evaluation. See `common` for the skip rules
 //! (`ORRERY_REQUIRE_CUDA=1`, `ORRERY_REQUIRE_WGPU=1`; without a device each CUDA test
 //! reports its skip and returns).
 //!
@@ -56,8 +57,14 @@ fn cases() -> Vec<(Shape, FmmTree, u32, f64, f32)> {
 }
 
 fn solver(shape: Shape, tree: FmmTree, p: u32, theta: f64, eps: f32) -> FmmSolver<f32> {
+    solver_with(shape, tree, p, theta, eps, Rotations::QuarterTurn)
+}
+
+/// [`solver`] with the CPU's rotations `rotations` (the direction-table shape follows
+/// them; the other shapes match `Rotations::QuarterTurn` only).
+fn solver_with(shape: Shape, tree: FmmTree, p: u32, theta: f64, eps: f32, rotations: Rotations) -> FmmSolver<f32> {
     let mut fmm = Fmm::new(p, theta, Gravity::plummer(eps));
-    fmm.rotations = Rotations::QuarterTurn;
+    fmm.rotations = rotations;
     FmmSolver { fmm, shape, tree }
 }
 
@@ -139,12 +146,13 @@ fn assert_forces(gpu: &Forces<f32>, cpu: &Forces<f32>, scales: &[[f64; 2]], what
     }
 }
 
-/// Every stage on CUDA against the CPU's passes, then the forces, in `translations`.
-fn stages<E: GpuExecutor>(exec: &E, name: &str, translations: TranslationShape) {
+/// Every stage on CUDA against the CPU's passes, then the forces, in `translations`, with
+/// the CPU plan's `rotations`.
+fn stages<E: GpuExecutor>(exec: &E, name: &str, translations: TranslationShape, rotations: Rotations) {
     for (k, (shape, tree, p, theta, eps)) in cases().into_iter().enumerate() {
-        let what = format!("{name} {}: {shape:?} {tree:?} p = {p} theta = {theta}", translations.name());
+        let what = format!("{name} {} {rotations:?}: {shape:?} {tree:?} p = {p} theta = {theta}", translations.name());
         let set = bodies(3000, 40 + k as u64);
-        let s = solver(shape, tree, p, theta, eps);
+        let s = solver_with(shape, tree, p, theta, eps, rotations);
         let (gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
         let mut gpu = gpu.with_shape(translations);
         assert_eq!(gpu.shape(), translations);
@@ -176,7 +184,7 @@ fn stages<E: GpuExecutor>(exec: &E, name: &str, translations: TranslationShape) 
 fn cuda_fmm_stages_match_the_cpu_block_per_node() {
     let _guard = serial();
     if let Some(exec) = cuda() {
-        stages(exec, "cuda", TranslationShape::BlockPerNode);
+        stages(exec, "cuda", TranslationShape::BlockPerNode, Rotations::QuarterTurn);
     }
 }
 
@@ -184,7 +192,27 @@ fn cuda_fmm_stages_match_the_cpu_block_per_node() {
 fn cuda_fmm_stages_match_the_cpu_warp_per_node() {
     let _guard = serial();
     if let Some(exec) = cuda() {
-        stages(exec, "cuda", TranslationShape::WarpPerNode);
+        stages(exec, "cuda", TranslationShape::WarpPerNode, Rotations::QuarterTurn);
+    }
+}
+
+/// The direction-table shape with a table plan (the CPU's default rotations: direct
+/// blocks for the common directions, the quarter turn for the others).
+#[test]
+fn cuda_fmm_stages_match_the_cpu_warp_directions_table() {
+    let _guard = serial();
+    if let Some(exec) = cuda() {
+        stages(exec, "cuda", TranslationShape::WarpDirections, Rotations::Table);
+    }
+}
+
+/// The direction-table shape with a quarter-turn plan (no table: every translation
+/// through `J`, the fused passes only).
+#[test]
+fn cuda_fmm_stages_match_the_cpu_warp_directions_quarter_turn() {
+    let _guard = serial();
+    if let Some(exec) = cuda() {
+        stages(exec, "cuda", TranslationShape::WarpDirections, Rotations::QuarterTurn);
     }
 }
 
@@ -199,7 +227,8 @@ fn cuda_fmm_small_trees_for_the_sanitizers() {
     for ((p, shape), translations) in orders.into_iter().flat_map(|o| TranslationShape::ALL.map(|t| (o, t))) {
         let what = format!("cuda small {}: p = {p} {shape:?}", translations.name());
         let set = bodies(400, 5);
-        let s = solver(shape, FmmTree::LeafCount { bucket: 16 }, p, 0.5, 0.0);
+        let rotations = if translations.follows_plan_rotations() { Rotations::Table } else { Rotations::QuarterTurn };
+        let s = solver_with(shape, FmmTree::LeafCount { bucket: 16 }, p, 0.5, 0.0, rotations);
         let (gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
         let mut gpu = gpu.with_shape(translations);
         let (view, tb) = (&prepared.view, &prepared.bodies);
@@ -239,6 +268,14 @@ fn cuda_fmm_end_to_end_and_replayed() {
     baseline.evaluate(exec, &device_bodies).unwrap();
     let block = baseline.download_forces(exec).unwrap();
     assert!(crate::common::same_bits(&once, &block), "both shapes compute the same forces");
+    let (directions, _) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
+    let mut directions = directions.with_shape(TranslationShape::WarpDirections);
+    directions.evaluate(exec, &device_bodies).unwrap();
+    let fused = directions.download_forces(exec).unwrap();
+    assert!(
+        crate::common::same_bits(&once, &fused),
+        "the direction-table shape on a quarter-turn plan: the same forces"
+    );
     let cpu = s.solve(&set.view().unwrap()).unwrap().forces;
     let n = set.len();
     assert_forces(
@@ -367,14 +404,16 @@ fn fmm_dump_for_the_host_emulation() {
     let complex = |v: &[Complex]| -> Vec<f64> { v.iter().flat_map(|c| [c.re, c.im]).collect() };
     let pack =
         |f: &Forces<f32>| -> Vec<f32> { (0..f.len()).flat_map(|i| [f.ax[i], f.ay[i], f.az[i], f.pot[i]]).collect() };
-    for (k, (shape, tree, p, theta, eps)) in cases().into_iter().enumerate() {
+    let runs = cases().into_iter().enumerate().flat_map(|c| [(c, Rotations::QuarterTurn), (c, Rotations::Table)]);
+    for ((k, (shape, tree, p, theta, eps)), rotations) in runs {
         if eps != 0.0 {
             continue; // the emulation takes the near field from the CPU: any softening works, one is enough
         }
-        let dir = format!("{root}/case{k}");
+        // case{k}: a quarter-turn plan (every shape); case{k}t: a table plan (the dir shape).
+        let dir = format!("{root}/case{k}{}", if rotations == Rotations::Table { "t" } else { "" });
         std::fs::create_dir_all(&dir).unwrap();
         let set = bodies(3000, 40 + k as u64);
-        let s = solver(shape, tree, p, theta, eps);
+        let s = solver_with(shape, tree, p, theta, eps, rotations);
         let prepared = s.prepare(&set.view().unwrap()).unwrap();
         let (view, tb) = (&prepared.view, &prepared.bodies);
         let plan = s.fmm.plan(view, tb).unwrap();
@@ -410,7 +449,22 @@ fn fmm_dump_for_the_host_emulation() {
         let packed: Vec<f32> = (0..tb.len()).flat_map(|i| [tb.x[i], tb.y[i], tb.z[i], tb.m[i]]).collect();
         let sources = if plan.lists.m2l_sources.is_empty() { vec![0] } else { plan.lists.m2l_sources.clone() };
         let b = bytemuck::cast_slice::<u32, u8>;
-        write(&dir, "label", format!("{shape:?} {tree:?} p = {p} theta = {theta}").as_bytes());
+        write(&dir, "label", format!("{shape:?} {tree:?} p = {p} theta = {theta} {rotations:?}").as_bytes());
+        let none = orrery_tree_build::view::NONE;
+        let (table, m2l_directions, parent_directions) = match &plan.directions {
+            Some(d) => (d.table.data().to_vec(), plan.m2l_directions.clone(), plan.parent_directions.clone()),
+            None => (Vec::new(), vec![none; plan.lists.m2l_sources.len()], vec![none; view.num_nodes()]),
+        };
+        let pad = |mut v: Vec<u32>| {
+            if v.is_empty() {
+                v.push(none);
+            }
+            v
+        };
+        let table = if table.is_empty() { vec![0.0] } else { table };
+        write(&dir, "directions", bytemuck::cast_slice(&table));
+        write(&dir, "m2l_directions", b(&pad(m2l_directions)));
+        write(&dir, "parent_directions", b(&pad(parent_directions)));
         write(&dir, "scalars", bytemuck::cast_slice(&scalars));
         write(&dir, "levels", b(&levels));
         write(&dir, "tables", bytemuck::cast_slice(&orrery_traverse::gpu::fmm::pack_tables(&plan.tables)));

@@ -299,6 +299,12 @@ impl RotationTable {
         &self.data[i * w..(i + 1) * w]
     }
 
+    /// Every direction's blocks, one run of [`stride`]`(p)` after another (what a GPU
+    /// reads).
+    pub fn data(&self) -> &[f64] {
+        &self.data
+    }
+
     /// Bytes of matrix data.
     pub fn bytes(&self) -> usize {
         self.data.len() * std::mem::size_of::<f64>()

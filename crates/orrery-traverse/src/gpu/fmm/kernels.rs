@@ -40,8 +40,19 @@ pub const P2P_THREADS: u32 = 64;
 pub const MAX_ORDER: u32 = 16;
 
 /// The entry points of [`FMM`] (CUDA only).
-pub const FMM_ENTRIES: [&str; 8] =
-    ["fmm_p2m", "fmm_m2m", "fmm_m2l", "fmm_l2l", "fmm_m2m_warp", "fmm_m2l_warp", "fmm_l2l_warp", "fmm_l2p"];
+pub const FMM_ENTRIES: [&str; 11] = [
+    "fmm_p2m",
+    "fmm_m2m",
+    "fmm_m2l",
+    "fmm_l2l",
+    "fmm_m2m_warp",
+    "fmm_m2l_warp",
+    "fmm_l2l_warp",
+    "fmm_m2m_dir",
+    "fmm_m2l_dir",
+    "fmm_l2l_dir",
+    "fmm_l2p",
+];
 
 /// The entry points of [`FMM_P2P`], in both languages.
 pub const FMM_P2P_ENTRIES: [&str; 1] = ["fmm_p2p"];
@@ -131,6 +142,26 @@ orrery_core::kernels! {
     pub(crate) fn fmm_l2l_warp(
         read grid: i64, read parents: u32, read counts: u32, read has_local: u32, read tables: f64,
         write locals: [f64; 2],
+        scalar first: u32, scalar count: u32, scalar p: u32, scalar hx: f64, scalar hy: f64, scalar hz: f64,
+    );
+    /// [`fmm_m2m_warp`] with each child's rotation from the direction table (`NONE`: the
+    /// quarter turn), fused passes (the warp shape with direction tables).
+    pub(crate) fn fmm_m2m_dir(
+        read grid: i64, read first_children: u32, read counts: u32, read parent_directions: u32,
+        read tables: f64, read directions: f64, write multipoles: [f64; 2],
+        scalar first: u32, scalar count: u32, scalar children: u32, scalar p: u32,
+        scalar hx: f64, scalar hy: f64, scalar hz: f64,
+    );
+    /// [`fmm_m2l_warp`] with each entry's rotation from the direction table.
+    pub(crate) fn fmm_m2l_dir(
+        read grid: i64, read m2l_offsets: u32, read m2l_sources: u32, read m2l_directions: u32,
+        read tables: f64, read directions: f64, read multipoles: [f64; 2], write locals: [f64; 2],
+        scalar nodes: u32, scalar p: u32, scalar hx: f64, scalar hy: f64, scalar hz: f64,
+    );
+    /// [`fmm_l2l_warp`] with each node's rotation from the direction table.
+    pub(crate) fn fmm_l2l_dir(
+        read grid: i64, read parents: u32, read counts: u32, read has_local: u32, read parent_directions: u32,
+        read tables: f64, read directions: f64, write locals: [f64; 2],
         scalar first: u32, scalar count: u32, scalar p: u32, scalar hx: f64, scalar hy: f64, scalar hz: f64,
     );
     /// Per particle: the far field of its leaf's local expansion, added to `acc`.

@@ -37,16 +37,22 @@
 //!   ~1e-6 at best and is not written.
 //!
 //! # Translations
-//! Rotation-based O(p^3), through the quarter turn `J` only (the CPU's
-//! [`crate::fmm::Rotations::QuarterTurn`]; `J` in shared memory), every pass of
-//! [`crate::fmm::operators::translate`] in its order of terms: the CPU's table and
-//! quarter-turn rotations agree to 1e-11 (tested on the CPU), so a GPU run is compared with
-//! either. Two launch shapes ([`TranslationShape`]), the same operations in the same order
-//! (the expansions are the CPU's bits in both):
+//! Rotation-based O(p^3), every pass of [`crate::fmm::operators::translate`] in its order
+//! of terms. The block and warp shapes rotate through the quarter turn `J` only (the CPU's
+//! [`crate::fmm::Rotations::QuarterTurn`]; `J` in shared memory); the direction-table
+//! shape rotates as the plan does (the CPU's [`crate::fmm::Rotations::Table`]: the
+//! direction's own blocks for the common directions). The CPU's table and quarter-turn
+//! rotations agree to 1e-11 (tested on the CPU), so a GPU run is compared with either.
+//! Three launch shapes ([`TranslationShape`]), the same operations in the same order
+//! (the expansions are the CPU's bits in each):
 //! - [`TranslationShape::WarpPerNode`] (the default): one warp per target node, up to
 //!   eight nodes per block (`fmm_m2m_warp`, `fmm_m2l_warp`, `fmm_l2l_warp`); the lanes over
 //!   the coefficients (`i = lane + 32 k`), nine `__syncwarp` barriers per translation, `J`
 //!   and the per-order constants shared by the block, a slice of shared memory per warp.
+//! - [`TranslationShape::WarpDirections`]: the warp shape with the plan's rotations (one
+//!   matrix pass per rotation where the plan has the direction's blocks) and fused passes,
+//!   five `__syncwarp` per direct translation (`fmm_m2m_dir`, `fmm_m2l_dir`,
+//!   `fmm_l2l_dir`).
 //! - [`TranslationShape::BlockPerNode`] (the first version, kept as the baseline): one
 //!   block of 128 threads per node, two coefficients each (`nc(16) = 153`), ten
 //!   `__syncthreads` barriers per translation (`fmm_m2m`, `fmm_m2l`, `fmm_l2l`).
@@ -91,8 +97,8 @@ use orrery_core::{Error, ExecutorKind, ParticlesView, Result, View};
 use orrery_tree_build::view::TreeView;
 
 use self::kernels::{
-    L2P_THREADS, P2P_THREADS, SLOTS, THREADS, WARP, fmm_l2l, fmm_l2l_warp, fmm_l2p, fmm_m2l, fmm_m2l_warp, fmm_m2m,
-    fmm_m2m_warp, fmm_p2m, fmm_p2p,
+    L2P_THREADS, P2P_THREADS, SLOTS, THREADS, WARP, fmm_l2l, fmm_l2l_dir, fmm_l2l_warp, fmm_l2p, fmm_m2l, fmm_m2l_dir,
+    fmm_m2l_warp, fmm_m2m, fmm_m2m_dir, fmm_m2m_warp, fmm_p2m, fmm_p2p,
 };
 use crate::bodies::Forces;
 use crate::fmm::evaluate::{Fmm, FmmPlan};
@@ -120,30 +126,37 @@ pub enum TranslationShape {
     /// (`fmm_m2m_warp`, `fmm_m2l_warp`, `fmm_l2l_warp`). The default.
     #[default]
     WarpPerNode,
+    /// The warp shape (its launch and shared memory) with each translation rotated as the
+    /// plan's [`crate::fmm::Rotations`] rotates it: with [`crate::fmm::Rotations::Table`],
+    /// one matrix pass of the direction's own blocks (read from the uploaded table) per
+    /// rotation for the common directions and the quarter turn for the others; with
+    /// [`crate::fmm::Rotations::QuarterTurn`], the quarter turn everywhere. Passes that
+    /// read only their own lane's values are fused into the pass before them: five warp
+    /// barriers per direct translation, seven per quarter-turn one
+    /// (`fmm_m2m_dir`, `fmm_m2l_dir`, `fmm_l2l_dir`). The CPU's bits in either mode.
+    WarpDirections,
 }
 
 impl TranslationShape {
-    /// Both shapes, the baseline first.
-    pub const ALL: [TranslationShape; 2] = [TranslationShape::BlockPerNode, TranslationShape::WarpPerNode];
+    /// Every shape, the baseline first.
+    pub const ALL: [TranslationShape; 3] =
+        [TranslationShape::BlockPerNode, TranslationShape::WarpPerNode, TranslationShape::WarpDirections];
 
-    /// A short name for reports and benchmark rows: `"block per node"`, `"warp per node"`.
+    /// A short name for reports and benchmark rows: `"block per node"`, `"warp per node"`,
+    /// `"warp per node, direction tables"`.
     pub fn name(self) -> &'static str {
         match self {
             TranslationShape::BlockPerNode => "block per node",
             TranslationShape::WarpPerNode => "warp per node",
+            TranslationShape::WarpDirections => "warp per node, direction tables",
         }
     }
-}
 
-/// Calls the block-shape or the warp-shape entry of one translation kind with the same
-/// arguments.
-macro_rules! by_shape {
-    ($shape:expr, $block:ident, $warp:ident, $($arg:expr),* $(,)?) => {
-        match $shape {
-            TranslationShape::BlockPerNode => $block($($arg),*),
-            TranslationShape::WarpPerNode => $warp($($arg),*),
-        }
-    };
+    /// Whether the shape rotates as the plan does (direction tables where the plan has
+    /// them); the others always rotate through the quarter turn.
+    pub fn follows_plan_rotations(self) -> bool {
+        self == TranslationShape::WarpDirections
+    }
 }
 
 /// Device time per phase of one [`GpuFmm::evaluate_timed`] (device events; for
@@ -313,7 +326,7 @@ impl<E: GpuExecutor> GpuFmm<E> {
             TranslationShape::BlockPerNode => {
                 Ok(LaunchConfig::blocks(Self::blocks(exec, items), THREADS).with_shared_bytes(shared_bytes(p)))
             }
-            TranslationShape::WarpPerNode => {
+            TranslationShape::WarpPerNode | TranslationShape::WarpDirections => {
                 let limit = exec.limits().max_shared_bytes_per_block.min(LAUNCH_SHARED_LIMIT);
                 let warps = warps_per_block(p, limit).ok_or_else(|| {
                     unsupported(
@@ -365,25 +378,59 @@ impl<E: GpuExecutor> GpuFmm<E> {
         for &(first, count) in pl.levels.iter().rev() {
             let config = self.translation_config(exec, count)?;
             let pl = &self.plan;
-            by_shape!(
-                self.shape,
-                fmm_m2m,
-                fmm_m2m_warp,
-                exec,
-                &config,
-                &pl.grid,
-                &pl.first_children,
-                &pl.counts,
-                &pl.tables,
-                &mut self.multipoles,
-                first,
-                count,
-                pl.children,
-                pl.p,
-                hx,
-                hy,
-                hz,
-            )?;
+            let mp = &mut self.multipoles;
+            match self.shape {
+                TranslationShape::BlockPerNode => fmm_m2m(
+                    exec,
+                    &config,
+                    &pl.grid,
+                    &pl.first_children,
+                    &pl.counts,
+                    &pl.tables,
+                    mp,
+                    first,
+                    count,
+                    pl.children,
+                    pl.p,
+                    hx,
+                    hy,
+                    hz,
+                ),
+                TranslationShape::WarpPerNode => fmm_m2m_warp(
+                    exec,
+                    &config,
+                    &pl.grid,
+                    &pl.first_children,
+                    &pl.counts,
+                    &pl.tables,
+                    mp,
+                    first,
+                    count,
+                    pl.children,
+                    pl.p,
+                    hx,
+                    hy,
+                    hz,
+                ),
+                TranslationShape::WarpDirections => fmm_m2m_dir(
+                    exec,
+                    &config,
+                    &pl.grid,
+                    &pl.first_children,
+                    &pl.counts,
+                    &pl.parent_directions,
+                    &pl.tables,
+                    &pl.directions,
+                    mp,
+                    first,
+                    count,
+                    pl.children,
+                    pl.p,
+                    hx,
+                    hy,
+                    hz,
+                ),
+            }?;
         }
         Ok(())
     }
@@ -399,24 +446,55 @@ impl<E: GpuExecutor> GpuFmm<E> {
         let config = self.translation_config(exec, self.plan.nodes)?;
         let pl = &self.plan;
         let [hx, hy, hz] = pl.half_unit;
-        by_shape!(
-            self.shape,
-            fmm_m2l,
-            fmm_m2l_warp,
-            exec,
-            &config,
-            &pl.grid,
-            &pl.m2l_offsets,
-            &pl.m2l_sources,
-            &pl.tables,
-            &self.multipoles,
-            &mut self.locals,
-            pl.nodes,
-            pl.p,
-            hx,
-            hy,
-            hz,
-        )
+        match self.shape {
+            TranslationShape::BlockPerNode => fmm_m2l(
+                exec,
+                &config,
+                &pl.grid,
+                &pl.m2l_offsets,
+                &pl.m2l_sources,
+                &pl.tables,
+                &self.multipoles,
+                &mut self.locals,
+                pl.nodes,
+                pl.p,
+                hx,
+                hy,
+                hz,
+            ),
+            TranslationShape::WarpPerNode => fmm_m2l_warp(
+                exec,
+                &config,
+                &pl.grid,
+                &pl.m2l_offsets,
+                &pl.m2l_sources,
+                &pl.tables,
+                &self.multipoles,
+                &mut self.locals,
+                pl.nodes,
+                pl.p,
+                hx,
+                hy,
+                hz,
+            ),
+            TranslationShape::WarpDirections => fmm_m2l_dir(
+                exec,
+                &config,
+                &pl.grid,
+                &pl.m2l_offsets,
+                &pl.m2l_sources,
+                &pl.m2l_directions,
+                &pl.tables,
+                &pl.directions,
+                &self.multipoles,
+                &mut self.locals,
+                pl.nodes,
+                pl.p,
+                hx,
+                hy,
+                hz,
+            ),
+        }
     }
 
     /// Enqueues L2L level by level from level 1 down ([`crate::fmm::evaluate::downward`]).
@@ -430,25 +508,59 @@ impl<E: GpuExecutor> GpuFmm<E> {
         for &(first, count) in self.plan.levels.iter().skip(1) {
             let config = self.translation_config(exec, count)?;
             let pl = &self.plan;
-            by_shape!(
-                self.shape,
-                fmm_l2l,
-                fmm_l2l_warp,
-                exec,
-                &config,
-                &pl.grid,
-                &pl.parents,
-                &pl.counts,
-                &pl.has_local,
-                &pl.tables,
-                &mut self.locals,
-                first,
-                count,
-                pl.p,
-                hx,
-                hy,
-                hz,
-            )?;
+            let locals = &mut self.locals;
+            match self.shape {
+                TranslationShape::BlockPerNode => fmm_l2l(
+                    exec,
+                    &config,
+                    &pl.grid,
+                    &pl.parents,
+                    &pl.counts,
+                    &pl.has_local,
+                    &pl.tables,
+                    locals,
+                    first,
+                    count,
+                    pl.p,
+                    hx,
+                    hy,
+                    hz,
+                ),
+                TranslationShape::WarpPerNode => fmm_l2l_warp(
+                    exec,
+                    &config,
+                    &pl.grid,
+                    &pl.parents,
+                    &pl.counts,
+                    &pl.has_local,
+                    &pl.tables,
+                    locals,
+                    first,
+                    count,
+                    pl.p,
+                    hx,
+                    hy,
+                    hz,
+                ),
+                TranslationShape::WarpDirections => fmm_l2l_dir(
+                    exec,
+                    &config,
+                    &pl.grid,
+                    &pl.parents,
+                    &pl.counts,
+                    &pl.has_local,
+                    &pl.parent_directions,
+                    &pl.tables,
+                    &pl.directions,
+                    locals,
+                    first,
+                    count,
+                    pl.p,
+                    hx,
+                    hy,
+                    hz,
+                ),
+            }?;
         }
         Ok(())
     }

@@ -43,6 +43,15 @@ pub struct DeviceFmmPlan<E: GpuExecutor> {
     pub(crate) m2l_sources: E::Buffer<u32>,
     pub(crate) p2p_offsets: E::Buffer<u32>,
     pub(crate) p2p_sources: E::Buffer<u32>,
+    /// The rotation blocks of the plan's directions ([`crate::fmm::Rotations::Table`]:
+    /// `rotation::stride(p)` f64 per direction, the CPU's table; one pad without one).
+    pub(crate) directions: E::Buffer<f64>,
+    /// Direction of each M2L entry and of each node's offset from its parent (`NONE`: the
+    /// quarter turn; all `NONE` for a plan without directions).
+    pub(crate) m2l_directions: E::Buffer<u32>,
+    pub(crate) parent_directions: E::Buffer<u32>,
+    /// Distinct directions of the table (for reports).
+    pub(crate) direction_count: u32,
     /// The frame: lower corner and `1 / scale`.
     pub(crate) origin: [f64; 3],
     pub(crate) inv_scale: f64,
@@ -67,6 +76,34 @@ pub fn pack_tables(tables: &Tables) -> Vec<f64> {
     out.extend_from_slice(&tables.inv_nm);
     out.extend_from_slice(tables.quarter_turn());
     out
+}
+
+/// The plan's rotation table and the direction of every M2L entry and parent offset, as
+/// the direction-table kernels read them (`NONE` everywhere without a table: every
+/// translation through the quarter turn, as the CPU's [`crate::fmm::Rotations::QuarterTurn`]).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] for direction arrays of another list or tree.
+fn direction_arrays(plan: &FmmPlan, nodes: usize) -> Result<(&[f64], Vec<u32>, Vec<u32>)> {
+    let entries = plan.lists.m2l_sources.len();
+    let Some(directions) = &plan.directions else {
+        return Ok((&[], vec![NONE; entries], vec![NONE; nodes]));
+    };
+    if plan.m2l_directions.len() != entries {
+        return Err(Error::LengthMismatch {
+            what: "FMM plan M2L directions",
+            expected: entries,
+            actual: plan.m2l_directions.len(),
+        });
+    }
+    if plan.parent_directions.len() != nodes {
+        return Err(Error::LengthMismatch {
+            what: "FMM plan parent directions",
+            expected: nodes,
+            actual: plan.parent_directions.len(),
+        });
+    }
+    Ok((directions.table.data(), plan.m2l_directions.clone(), plan.parent_directions.clone()))
 }
 
 /// `data`, or one `pad` element for an empty slice (GPU buffers are never empty).
@@ -115,6 +152,7 @@ impl<E: GpuExecutor> DeviceFmmPlan<E> {
         let levels =
             (0..=view.depth()).filter_map(|l| view.level_range(l)).map(|r| (r.start, r.end - r.start)).collect();
         let frame = nodes.frame;
+        let (directions, m2l_directions, parent_directions) = direction_arrays(plan, n)?;
         Ok(Self {
             p,
             nodes: n as u32,
@@ -138,6 +176,10 @@ impl<E: GpuExecutor> DeviceFmmPlan<E> {
             m2l_sources: upload(exec, &lists.m2l_sources, 0)?,
             p2p_offsets: upload(exec, &lists.p2p_offsets, 0)?,
             p2p_sources: upload(exec, &p2p_sources, 0)?,
+            direction_count: plan.directions.as_ref().map_or(0, |d| d.len() as u32),
+            directions: upload(exec, directions, 0.0)?,
+            m2l_directions: upload(exec, &m2l_directions, NONE)?,
+            parent_directions: upload(exec, &parent_directions, NONE)?,
             origin: frame.origin,
             inv_scale: 1.0 / frame.scale,
             scale: frame.scale,
@@ -170,5 +212,10 @@ impl<E: GpuExecutor> DeviceFmmPlan<E> {
     /// P2P leaf pairs of one evaluation.
     pub fn p2p_pairs(&self) -> u64 {
         self.p2p_pairs
+    }
+
+    /// Distinct directions of the rotation table (0 for a plan without one).
+    pub fn directions(&self) -> u32 {
+        self.direction_count
     }
 }

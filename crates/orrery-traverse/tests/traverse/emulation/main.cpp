@@ -9,7 +9,8 @@
 // launch, as the grid-stride loops allow) or warp (fmm_*_warp: as many warps per block as
 // fit 48 KiB, at most FMM_WARP_NODES, the host's rule (gpu::fmm::warps_per_block), and
 // kWarpBlocks blocks per launch, so that the grid-stride loops over warps of several blocks
-// run). ORDER: ascending or descending (the scheduler's order, shim.h).
+// run) or dir (fmm_*_dir, launched as warp, with the case's direction table and per-entry
+// directions: all FMM_NONE for a quarter-turn plan). ORDER: ascending or descending (the scheduler's order, shim.h).
 // EMU_SKIP_LINE: the barriers on that line of fmm.cu are left out (run.sh's mutation check).
 // Exit code 0 when every expansion stage equals the CPU's bits and the forces are within
 // the device tests' tolerance; it prints how far from bit-equal each stage is. See run.sh.
@@ -50,15 +51,15 @@ double cmp(const std::vector<double2>& g, const std::vector<double>& c, unsigned
 }
 int main(int argc, char** argv) {
     if (argc != 4) { std::fprintf(stderr, "usage: emu CASE_DIR block|warp ascending|descending\n"); return 2; }
-    std::string dir = argv[1], shape = argv[2], ord = argv[3];
-    if ((shape != "block" && shape != "warp") || (ord != "ascending" && ord != "descending")) {
+    std::string cdir = argv[1], shape = argv[2], ord = argv[3];
+    if ((shape != "block" && shape != "warp" && shape != "dir") || (ord != "ascending" && ord != "descending")) {
         std::fprintf(stderr, "bad shape or order: %s %s\n", argv[2], argv[3]); return 2; }
-    const bool warp = shape == "warp";
+    const bool warp = shape != "block", dir = shape == "dir";
     emu::g_smem = fmm_smem;
     emu::g_smem_doubles = kSmemDoubles;
     if (const char* skip = std::getenv("EMU_SKIP_LINE")) emu::g_skip_line = std::atoi(skip);
     const emu::Order order = ord == "ascending" ? emu::Order::Ascending : emu::Order::Descending;
-    auto s = rd<double>(dir, "scalars");
+    auto s = rd<double>(cdir, "scalars");
     unsigned p = s[0], N = s[1], n = s[2], children = s[3], leaves_count = s[4];
     double ox = s[5], oy = s[6], oz = s[7], inv_scale = s[8], hx = s[9], hy = s[10], hz = s[11], far_acc = s[12], far_pot = s[13];
     unsigned nlev = s[14];
@@ -66,35 +67,40 @@ int main(int argc, char** argv) {
     while (warps > 1 && 8 * fmm_warp_shared_doubles(p, warps) > 48 * 1024) --warps;
     const size_t smem = warp ? fmm_warp_shared_doubles(p, warps) : fmm_shared_doubles(p);
     if (smem > kSmemDoubles) { std::fprintf(stderr, "shared memory: %zu doubles > %zu\n", smem, kSmemDoubles); return 2; }
-    auto levels = rd<u32>(dir, "levels"); auto tables = rd<double>(dir, "tables"); auto grid = rd<i64>(dir, "grid");
-    auto centres = rd<double>(dir, "centres"); auto has_local = rd<u32>(dir, "has_local"); auto pn = rd<u32>(dir, "particle_nodes");
-    auto bodies = rd<float>(dir, "bodies"); auto leaves = rd<u32>(dir, "leaves"); auto begins = rd<u32>(dir, "begins");
-    auto counts = rd<u32>(dir, "counts"); auto fc = rd<u32>(dir, "first_children"); auto parents = rd<u32>(dir, "parents");
-    auto mo = rd<u32>(dir, "m2l_offsets"); auto ms = rd<u32>(dir, "m2l_sources");
+    auto levels = rd<u32>(cdir, "levels"); auto tables = rd<double>(cdir, "tables"); auto grid = rd<i64>(cdir, "grid");
+    auto centres = rd<double>(cdir, "centres"); auto has_local = rd<u32>(cdir, "has_local"); auto pn = rd<u32>(cdir, "particle_nodes");
+    auto bodies = rd<float>(cdir, "bodies"); auto leaves = rd<u32>(cdir, "leaves"); auto begins = rd<u32>(cdir, "begins");
+    auto counts = rd<u32>(cdir, "counts"); auto fc = rd<u32>(cdir, "first_children"); auto parents = rd<u32>(cdir, "parents");
+    auto mo = rd<u32>(cdir, "m2l_offsets"); auto ms = rd<u32>(cdir, "m2l_sources");
+    auto dirs = rd<double>(cdir, "directions"); auto md = rd<u32>(cdir, "m2l_directions"); auto pd = rd<u32>(cdir, "parent_directions");
     unsigned nc = (p + 1) * (p + 2) / 2;
     std::vector<double2> mp(N * nc, double2{NAN, NAN}), lc(N * nc, double2{NAN, NAN});
     // A translation launch of the chosen shape.
-    auto translation = [&](const std::function<void()>& block_kernel, const std::function<void()>& warp_kernel) {
-        return warp ? emu::launch(kWarpBlocks, FMM_WARP * warps, order, warp_kernel)
+    auto translation = [&](const std::function<void()>& block_kernel, const std::function<void()>& warp_kernel,
+                           const std::function<void()>& dir_kernel) {
+        return warp ? emu::launch(kWarpBlocks, FMM_WARP * warps, order, dir ? dir_kernel : warp_kernel)
                     : emu::launch(1, FMM_THREADS, order, block_kernel);
     };
     unsigned long long switches = emu::launch(1, FMM_THREADS, order, [&] { fmm_p2m(bodies.data(), leaves.data(), begins.data(), counts.data(), centres.data(), tables.data(), mp.data(), leaves_count, p, ox, oy, oz, inv_scale); });
     for (int l = nlev - 1; l >= 0; --l)
         switches += translation(
             [&] { fmm_m2m(grid.data(), fc.data(), counts.data(), tables.data(), mp.data(), levels[2 * l], levels[2 * l + 1], children, p, hx, hy, hz); },
-            [&] { fmm_m2m_warp(grid.data(), fc.data(), counts.data(), tables.data(), mp.data(), levels[2 * l], levels[2 * l + 1], children, p, hx, hy, hz); });
+            [&] { fmm_m2m_warp(grid.data(), fc.data(), counts.data(), tables.data(), mp.data(), levels[2 * l], levels[2 * l + 1], children, p, hx, hy, hz); },
+            [&] { fmm_m2m_dir(grid.data(), fc.data(), counts.data(), pd.data(), tables.data(), dirs.data(), mp.data(), levels[2 * l], levels[2 * l + 1], children, p, hx, hy, hz); });
     size_t d1, d2, d3;
-    double e1 = cmp(mp, rd<double>(dir, "ref_multipoles"), p, "multipoles", d1);
+    double e1 = cmp(mp, rd<double>(cdir, "ref_multipoles"), p, "multipoles", d1);
     switches += translation(
         [&] { fmm_m2l(grid.data(), mo.data(), ms.data(), tables.data(), mp.data(), lc.data(), N, p, hx, hy, hz); },
-        [&] { fmm_m2l_warp(grid.data(), mo.data(), ms.data(), tables.data(), mp.data(), lc.data(), N, p, hx, hy, hz); });
-    double e2 = cmp(lc, rd<double>(dir, "ref_m2l"), p, "M2L", d2);
+        [&] { fmm_m2l_warp(grid.data(), mo.data(), ms.data(), tables.data(), mp.data(), lc.data(), N, p, hx, hy, hz); },
+        [&] { fmm_m2l_dir(grid.data(), mo.data(), ms.data(), md.data(), tables.data(), dirs.data(), mp.data(), lc.data(), N, p, hx, hy, hz); });
+    double e2 = cmp(lc, rd<double>(cdir, "ref_m2l"), p, "M2L", d2);
     for (unsigned l = 1; l < nlev; ++l)
         switches += translation(
             [&] { fmm_l2l(grid.data(), parents.data(), counts.data(), has_local.data(), tables.data(), lc.data(), levels[2 * l], levels[2 * l + 1], p, hx, hy, hz); },
-            [&] { fmm_l2l_warp(grid.data(), parents.data(), counts.data(), has_local.data(), tables.data(), lc.data(), levels[2 * l], levels[2 * l + 1], p, hx, hy, hz); });
-    double e3 = cmp(lc, rd<double>(dir, "ref_locals"), p, "L2L", d3);
-    auto near = rd<float>(dir, "ref_near"); auto full = rd<float>(dir, "ref_full");
+            [&] { fmm_l2l_warp(grid.data(), parents.data(), counts.data(), has_local.data(), tables.data(), lc.data(), levels[2 * l], levels[2 * l + 1], p, hx, hy, hz); },
+            [&] { fmm_l2l_dir(grid.data(), parents.data(), counts.data(), has_local.data(), pd.data(), tables.data(), dirs.data(), lc.data(), levels[2 * l], levels[2 * l + 1], p, hx, hy, hz); });
+    double e3 = cmp(lc, rd<double>(cdir, "ref_locals"), p, "L2L", d3);
+    auto near = rd<float>(cdir, "ref_near"); auto full = rd<float>(cdir, "ref_full");
     std::vector<float4> acc(n);
     for (unsigned i = 0; i < n; ++i) acc[i] = {near[4 * i], near[4 * i + 1], near[4 * i + 2], near[4 * i + 3]};
     blockDim = {FMM_L2P_THREADS, 1, 1};

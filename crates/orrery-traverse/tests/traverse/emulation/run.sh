@@ -5,11 +5,14 @@
 # main.cpp runs the kernels (threads as coroutines under a deterministic scheduler) and
 # compares.
 #   bash crates/orrery-traverse/tests/traverse/emulation/run.sh   (from the repository root)
-# 1. Every case, both launch shapes of the translations (block: fmm_m2m / fmm_m2l /
-#    fmm_l2l; warp: fmm_*_warp), both scheduling orders (ascending, descending thread
-#    order between barriers): the multipoles and local expansions must equal the CPU's
-#    bit for bit, the forces within the device tests' tolerance.
-# 2. Mutation check of the barriers (on the smallest case, CASE_MUTANTS): with the
+# 1. Every case, every launch shape of the translations (block: fmm_m2m / fmm_m2l /
+#    fmm_l2l; warp: fmm_*_warp; dir: fmm_*_dir, the direction-table shape), both
+#    scheduling orders (ascending, descending thread order between barriers): the
+#    multipoles and local expansions must equal the CPU's bit for bit, the forces within
+#    the device tests' tolerance. caseK is a quarter-turn plan (all three shapes; dir runs
+#    its quarter-turn path only), caseKt the same tree with the CPU's table plan (dir only:
+#    direct blocks for the common directions, the quarter turn for the others).
+# 2. Mutation check of the barriers (on CASE_MUTANTS and its table twin): with the
 #    barriers of one source line of fmm.cu left out (EMU_SKIP_LINE), some shape and order
 #    must fail (wrong bits, or a crash on the indices of unloaded shared tables); lines
 #    marked "emulation: not needed" must pass (they are redundant, and kept in the block
@@ -28,7 +31,9 @@ ORRERY_FMM_DUMP=$D cargo test -q -p orrery-traverse --all-features --test traver
 g++ -std=c++20 -O2 -ffp-contract=off -I. -o "$D/emu" crates/orrery-traverse/tests/traverse/emulation/main.cpp
 rc=0
 for c in "$D"/case*; do
-  for shape in block warp; do
+  shapes="block warp dir"
+  [[ $c == *t ]] && shapes=dir
+  for shape in $shapes; do
     for order in ascending descending; do
       echo "$(basename "$c") $shape $order: $(cat "$c/label")"
       "$D/emu" "$c" "$shape" "$order" || rc=1
@@ -37,18 +42,19 @@ for c in "$D"/case*; do
 done
 # The mutants: one run per shape and order until one fails.
 mutant_caught() {
-  local line=$1 shape order
-  for shape in block warp; do
+  local line=$1 run shape order case=${CASE_MUTANTS:-case2}
+  for run in "$case block" "$case warp" "$case dir" "${case}t dir"; do
+    set -- $run
     for order in ascending descending; do
-      if ! EMU_SKIP_LINE=$line timeout 120 "$D/emu" "$D/${CASE_MUTANTS:-case2}" "$shape" "$order" >/dev/null 2>&1; then
-        echo "$shape $order"
+      if ! EMU_SKIP_LINE=$line timeout 120 "$D/emu" "$D/$1" "$2" "$order" >/dev/null 2>&1; then
+        echo "$1 $2 $order"
         return 0
       fi
     done
   done
   return 1
 }
-echo "mutation check of the barriers (${CASE_MUTANTS:-case2}):"
+echo "mutation check of the barriers (${CASE_MUTANTS:-case2} and ${CASE_MUTANTS:-case2}t):"
 while IFS=: read -r line text; do
   if caught=$(mutant_caught "$line"); then
     if [[ $text == *"emulation: not needed"* ]]; then
