@@ -257,7 +257,7 @@ fn cuda_fmm_end_to_end_and_replayed() {
     let set = to_f32(&set64);
     let s = solver(Shape::Octree(Curve::Hilbert), FmmTree::LeafCount { bucket: 64 }, 10, 0.5, 0.0);
     let (mut gpu, prepared) = GpuFmm::prepare(exec, &s, &set.view().unwrap()).unwrap();
-    assert_eq!(gpu.shape(), TranslationShape::WarpPerNode, "the default shape");
+    assert_eq!(gpu.shape(), TranslationShape::WarpDirections, "the default shape");
     let plan = s.fmm.plan(&prepared.view, &prepared.bodies).unwrap();
     let scales = near_scales(&prepared, &plan, 1.0);
     let device_bodies = GpuFmm::upload_bodies(exec, &prepared.bodies).unwrap();
@@ -340,7 +340,7 @@ fn wgpu_fmm_near_field_matches_the_cpu_and_far_field_is_unsupported() {
         gpu.near_field(exec, &device_bodies).unwrap();
         let scales = near_scales(&prepared, &plan, 1.0);
         assert_forces(&gpu.download_forces(exec).unwrap(), &cpu, &scales, &what);
-        assert_eq!(gpu.shape(), TranslationShape::WarpPerNode, "the default shape");
+        assert_eq!(gpu.shape(), TranslationShape::WarpDirections, "the default shape");
         for translations in TranslationShape::ALL {
             gpu.set_shape(translations);
             assert_eq!(gpu.shape(), translations);
