@@ -112,10 +112,10 @@ pub fn run_gpu<E: GpuExecutor>(
     let (k, m) = (run.exact.k, metric_name(run.metric));
     let nq = run.queries.len();
     for nprobe in [1usize, 2, 4, 8, 16] {
-        index.set_stage_timing(true);
+        index.engine().set_stage_timing(true);
         let got = index.search(exec, run.queries, k, nprobe, run.metric)?;
-        let steps = index.stage_times().map(|t| steps(&t)).unwrap_or_default();
-        index.set_stage_timing(false);
+        let steps = index.engine().stage_times().map(|t| steps(&t)).unwrap_or_default();
+        index.engine().set_stage_timing(false);
         let r = recall(&got, run.exact);
         let stats = measure(exec, cfg.warmup, cfg.repeats, || {
             index.search(exec, run.queries, k, nprobe, run.metric).map(drop)
@@ -128,11 +128,11 @@ pub fn run_gpu<E: GpuExecutor>(
         records.push(record(exec.name(), format!("ivf {m} {} nprobe {nprobe}", run.shape), nq, stats, info));
         if nprobe <= 2 {
             // The baseline: the 32 x 32 tile for every item.
-            index.set_narrow_tiles(false);
+            index.engine().set_narrow_tiles(false);
             let base = measure(exec, cfg.warmup, cfg.repeats, || {
                 index.search(exec, run.queries, k, nprobe, run.metric).map(drop)
             })?;
-            index.set_narrow_tiles(true);
+            index.engine().set_narrow_tiles(true);
             let info = format!(
                 "square tiles only (the baseline of the 8 x 128 tile); {:.1}x exact's queries/s",
                 run.exact_ms / base.median_ms
@@ -144,10 +144,10 @@ pub fn run_gpu<E: GpuExecutor>(
     let dc = DeviceClusters::upload(exec, &clusters)?;
     let mut lattice = GpuLatticeIndex::new(exec, &dc)?;
     for nprobe in [1usize, 4] {
-        lattice.set_stage_timing(true);
+        lattice.engine().set_stage_timing(true);
         let got = lattice.search(exec, run.queries, k, nprobe, run.metric)?;
-        let steps = lattice.stage_times().map(|t| steps(&t)).unwrap_or_default();
-        lattice.set_stage_timing(false);
+        let steps = lattice.engine().stage_times().map(|t| steps(&t)).unwrap_or_default();
+        lattice.engine().set_stage_timing(false);
         let r = recall(&got, run.exact);
         let stats = measure(exec, cfg.warmup, cfg.repeats, || {
             lattice.search(exec, run.queries, k, nprobe, run.metric).map(drop)

@@ -16,7 +16,7 @@
 //! - The final assignment makes the lists; the vectors are gathered into list order.
 //!
 //! # Search ([`GpuIvfIndex::search`])
-//! The list-probing engine of [`super::probe`]: coarse keys and the executor's top-k, the
+//! The list-probing engine of [`super::ProbeEngine`]: coarse keys and the executor's top-k, the
 //! pairs grouped by list, a partial top-k per list segment and probing-query chunk, a
 //! merge. Rows and `f64` scores equal [`crate::IvfIndex::search`]'s.
 //!
@@ -28,8 +28,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::device::DeviceVectors;
 use super::probe::{
-    DeviceLists, ProbeScratch, ProbeTimes, check_f64_executor, check_queries, grid, list_bits, per_element, pk,
-    probe_search,
+    DeviceLists, ProbeEngine, check_f64_executor, check_queries, grid, list_bits, per_element, pk, probe_search,
 };
 use super::sources::{PR_CHUNK, PR_ROW_THREADS, PR_THREADS, PR_TQ};
 use crate::search::ivf::{IvfParams, check_nlist_rows, check_nprobe, draw, last_positive};
@@ -44,7 +43,7 @@ pub struct GpuIvfIndex<E: GpuExecutor> {
     offsets: E::Buffer<u32>,
     list_rows: E::Buffer<u32>,
     list_vectors: E::Buffer<f32>,
-    scratch: ProbeScratch<E>,
+    scratch: ProbeEngine<E>,
 }
 
 /// The device buffers of a training run.
@@ -122,7 +121,7 @@ impl<E: GpuExecutor> GpuIvfIndex<E> {
             offsets: t.offsets,
             list_rows: t.rows,
             list_vectors,
-            scratch: ProbeScratch::default(),
+            scratch: ProbeEngine::default(),
         })
     }
 
@@ -171,23 +170,10 @@ impl<E: GpuExecutor> GpuIvfIndex<E> {
         Ok(out)
     }
 
-    /// Records the device time of each step of the following searches (markers between
-    /// the steps: a little overhead, for profiling; off by default).
-    pub fn set_stage_timing(&mut self, on: bool) {
-        self.scratch.timing = on;
-        self.scratch.times = None;
-    }
-
-    /// Whether the partial pass may use its 8-query x 128-row tile for list segments probed
-    /// by at most 8 queries (on by default). Off, every segment takes the 32 x 32 tile (the
-    /// first version, kept as the baseline); the result is the same bits either way.
-    pub fn set_narrow_tiles(&mut self, on: bool) {
-        self.scratch.narrow_tiles = on;
-    }
-
-    /// The step times of the last search, when [`Self::set_stage_timing`] is on.
-    pub fn stage_times(&self) -> Option<ProbeTimes> {
-        self.scratch.times
+    /// The probe engine: step timing and the partial pass's tile choice
+    /// ([`ProbeEngine::set_stage_timing`], [`ProbeEngine::set_narrow_tiles`]).
+    pub fn engine(&mut self) -> &mut ProbeEngine<E> {
+        &mut self.scratch
     }
 
     /// The `k` nearest rows of every query among the members of its `nprobe` nearest

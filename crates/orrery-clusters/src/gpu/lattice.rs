@@ -7,7 +7,7 @@
 //!   (`pr_sum_items`), the chunks added in order and divided by the size
 //!   (`pr_fold_items`); they equal [`crate::centroid::centroids`].
 //! - **Search**: the user's clusters are the lists (no copy: the vectors are already in
-//!   cluster order), through the list-probing engine of [`super::probe`].
+//!   cluster order), through the list-probing engine of [`super::ProbeEngine`].
 //! - **Fused** ([`GpuLatticeIndex::search_fused`]): the same search, whose partial pass
 //!   also writes every scored member's distance to its centroid into a NaN-filled side
 //!   buffer (the items of the first probing-query chunk of each list segment write it: a
@@ -21,9 +21,7 @@
 use orrery_core::{GpuExecutor, Result};
 
 use super::device::{DeviceClusters, DeviceVectors};
-use super::probe::{
-    DeviceLists, ProbeScratch, ProbeTimes, check_f64_executor, check_queries, grid, per_element, pk, probe_search,
-};
+use super::probe::{DeviceLists, ProbeEngine, check_f64_executor, check_queries, grid, per_element, pk, probe_search};
 use super::sources::{PR_CHUNK, PR_ROW_THREADS};
 use crate::input::check_non_empty_offsets;
 use crate::search::fused::FusedStats;
@@ -39,7 +37,7 @@ pub struct GpuLatticeIndex<'c, E: GpuExecutor> {
     /// Per cluster, its chunks (CSR over chunks, `clusters + 1`).
     cluster_chunks: E::Buffer<u32>,
     chunks: usize,
-    scratch: ProbeScratch<E>,
+    scratch: ProbeEngine<E>,
 }
 
 /// The chunks of [`crate::grid::ChunkGrid`] with [`crate::grid::MEMBER_CHUNK`] members:
@@ -103,7 +101,7 @@ impl<'c, E: GpuExecutor> GpuLatticeIndex<'c, E> {
             dim as u32,
             0,
         )?;
-        Ok(Self { clusters, centroids, chunk_begin, cluster_chunks, chunks, scratch: ProbeScratch::default() })
+        Ok(Self { clusters, centroids, chunk_begin, cluster_chunks, chunks, scratch: ProbeEngine::default() })
     }
 
     /// The clusters.
@@ -119,23 +117,10 @@ impl<'c, E: GpuExecutor> GpuLatticeIndex<'c, E> {
         exec.download(&self.centroids)
     }
 
-    /// Records the device time of each step of the following searches (markers between
-    /// the steps: a little overhead, for profiling; off by default).
-    pub fn set_stage_timing(&mut self, on: bool) {
-        self.scratch.timing = on;
-        self.scratch.times = None;
-    }
-
-    /// Whether the partial pass may use its 8-query x 128-row tile for list segments probed
-    /// by at most 8 queries (on by default). Off, every segment takes the 32 x 32 tile (the
-    /// first version, kept as the baseline); the result is the same bits either way.
-    pub fn set_narrow_tiles(&mut self, on: bool) {
-        self.scratch.narrow_tiles = on;
-    }
-
-    /// The step times of the last search, when [`Self::set_stage_timing`] is on.
-    pub fn stage_times(&self) -> Option<ProbeTimes> {
-        self.scratch.times
+    /// The probe engine: step timing and the partial pass's tile choice
+    /// ([`ProbeEngine::set_stage_timing`], [`ProbeEngine::set_narrow_tiles`]).
+    pub fn engine(&mut self) -> &mut ProbeEngine<E> {
+        &mut self.scratch
     }
 
     fn check(&self, queries: &DeviceVectors<E>, k: usize, nprobe: usize) -> Result<()> {

@@ -97,7 +97,7 @@ pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
 pub use orrery_backend_wgpu::WgpuExecutor;
 pub use pairwise::{GpuDiversityStats, GpuPotentialStats, GpuScaleStats};
-pub use probe::ProbeTimes;
+pub use probe::{ProbeEngine, ProbeTimes};
 pub use sources::{CENTROID, KERNEL_ENTRIES, KERNEL_MODULES, KNN, PAIRWISE, PROBE, SUBSTRUCTURE};
 pub use statistics::cluster_statistics;
 pub use substructure::GpuSubstructureStats;

@@ -235,7 +235,7 @@ impl<E: GpuExecutor> Buffers<E> {
 }
 
 /// Device time of each step of one search, in milliseconds, summed over its batches
-/// (recorded when timing is on: [`super::GpuIvfIndex::set_stage_timing`]).
+/// (recorded when timing is on: [`ProbeEngine::set_stage_timing`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ProbeTimes {
     /// The coarse keys (`pr_keys`).
@@ -250,18 +250,19 @@ pub struct ProbeTimes {
     pub merge_ms: f64,
 }
 
-/// The scratch of the probe search (reallocated when a search needs more, kept across
-/// searches), and the step times of the last search when timing is on.
-pub(crate) struct ProbeScratch<E: GpuExecutor> {
+/// The probe search's engine of one index ([`super::GpuIvfIndex::engine`],
+/// [`super::GpuLatticeIndex::engine`]): its scratch (reallocated when a search needs more,
+/// kept across searches) and its options, the same for the inverted file and the lattice.
+pub struct ProbeEngine<E: GpuExecutor> {
     bufs: Option<Buffers<E>>,
-    pub timing: bool,
-    pub times: Option<ProbeTimes>,
+    timing: bool,
+    times: Option<ProbeTimes>,
     /// Items of at most 8 probing queries use the 8 x 128 tile (else every item the
     /// 32 x 32 one, the first version: the baseline).
-    pub narrow_tiles: bool,
+    narrow_tiles: bool,
 }
 
-impl<E: GpuExecutor> Default for ProbeScratch<E> {
+impl<E: GpuExecutor> Default for ProbeEngine<E> {
     fn default() -> Self {
         Self { bufs: None, timing: false, times: None, narrow_tiles: true }
     }
@@ -296,7 +297,26 @@ impl<E: GpuExecutor> Marks<E> {
     }
 }
 
-impl<E: GpuExecutor> ProbeScratch<E> {
+impl<E: GpuExecutor> ProbeEngine<E> {
+    /// Records the device time of each step of the following searches (markers between
+    /// the steps: a little overhead, for profiling; off by default).
+    pub fn set_stage_timing(&mut self, on: bool) {
+        self.timing = on;
+        self.times = None;
+    }
+
+    /// The step times of the last search, when [`Self::set_stage_timing`] is on.
+    pub fn stage_times(&self) -> Option<ProbeTimes> {
+        self.times
+    }
+
+    /// Whether the partial pass may use its 8-query x 128-row tile for list segments probed
+    /// by at most 8 queries (on by default). Off, every segment takes the 32 x 32 tile (the
+    /// first version, kept as the baseline); the result is the same bits either way.
+    pub fn set_narrow_tiles(&mut self, on: bool) {
+        self.narrow_tiles = on;
+    }
+
     fn get(&mut self, exec: &E, need: Capacity) -> Result<&mut Buffers<E>> {
         if self.bufs.as_ref().is_none_or(|b| !b.cap.holds(&need)) {
             self.bufs = None;
@@ -338,7 +358,7 @@ pub(crate) fn probe_search<E: GpuExecutor>(
     k: usize,
     nprobe: usize,
     metric: Metric,
-    scratch: &mut ProbeScratch<E>,
+    scratch: &mut ProbeEngine<E>,
     mut side: Option<&mut E::Buffer<f64>>,
 ) -> Result<Neighbors> {
     let nq = queries.len();

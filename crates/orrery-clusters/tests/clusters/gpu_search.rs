@@ -109,7 +109,7 @@ pub fn ivf_search_equals_the_cpu<E: GpuExecutor>(exec: &E) {
         let label = format!("4100 queries, k 10, nprobe 2, {metric:?}");
         assert_same(&label, &gpu.search(exec, &dq, 10, 2, metric).unwrap(), &cpu.search(&q, 10, 2, metric).unwrap());
         // The square tile everywhere (the baseline): the same bits.
-        gpu.set_narrow_tiles(false);
+        gpu.engine().set_narrow_tiles(false);
         for (k, nprobe) in [(10usize, 3usize), (128, 7)] {
             let label = format!("77 queries, square tiles only, k {k}, nprobe {nprobe}, {metric:?}");
             assert_same(
@@ -118,7 +118,7 @@ pub fn ivf_search_equals_the_cpu<E: GpuExecutor>(exec: &E) {
                 &cpu.search(&few, k, nprobe, metric).unwrap(),
             );
         }
-        gpu.set_narrow_tiles(true);
+        gpu.engine().set_narrow_tiles(true);
     }
     // No queries.
     let none = DeviceVectors::upload(exec, &Vectors::new(&[], 12).unwrap()).unwrap();
@@ -237,7 +237,7 @@ pub fn small_searches_for_the_sanitizers<E: GpuExecutor>(exec: &E) {
     let mut glat = GpuLatticeIndex::new(exec, &dc).unwrap();
     let (want, want_side) = lat.search_fused(&q, 10, 2, Metric::InnerProduct).unwrap();
     for narrow in [true, false] {
-        glat.set_narrow_tiles(narrow);
+        glat.engine().set_narrow_tiles(narrow);
         let (got, side) = glat.search_fused(exec, &dq, 10, 2, Metric::InnerProduct).unwrap();
         assert_same(&format!("small lattice, narrow tiles {narrow}"), &got, &want);
         assert_eq!(bits(&side.member_distance), bits(&want_side.member_distance));
