@@ -197,8 +197,14 @@
 //     then 2-4 per matrix-pass load instead of ~9), not this one: it needs 3.9 KiB more per
 //     warp (6 warps per block within 48 KiB at p = 8; p = 16 does not fit and would keep
 //     the global reads). Not done here.
+//   - Registers: with the direct prologue ptxas gave fmm_m2l_dir 48 registers and 40/100
+//     bytes of spill (59 and none before); __launch_bounds__(FMM_WARP_THREADS,
+//     FMM_DIR_MIN_BLOCKS = 4) states the occupancy the shape runs at (4 blocks of 8 warps
+//     per SM, 64 registers each) and ptxas then uses 62-63 registers and spills nothing, in
+//     M2L and in M2M / L2L (whose 16-36 bytes of spill it removes as well). Same 32 pairs
+//     in flight.
 //   Predicted: M2L 37.5-39.7 ms (0-5% faster than 39.7 ms); the device passes ~0.3-2 ms
-//   less. A result at the top of that range supports the wavefront bound above.
+//   less (M2M and L2L without spills: ~3% of the passes, a few tenths of a ms at most). A result at the top of that range supports the wavefront bound above.
 //
 // Buffers (direction, length, layout)
 //   bodies         read   4 n f32        [x, y, z, m] per body, tree order
@@ -230,11 +236,13 @@
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
 //   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp 59,
-//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 48 (20/16 bytes spilled, 16 stack),
-//   fmm_m2l_dir 59 (no spills), fmm_l2l_dir 48 (36/32 bytes spilled, 32 stack), fmm_l2p 54;
-//   (fmm_m2m_dir / fmm_l2l_dir had 60 registers and no spills while the direct factors were
-//   divisions; with selected constants ptxas chose 48 and spills: not fixed yet, M2M and L2L
-//   are ~3% of the device passes); dynamic shared memory as above. The block
+//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 62, fmm_m2l_dir 63, fmm_l2l_dir 62 (no spills,
+//   built for FMM_DIR_MIN_BLOCKS = 4 blocks per SM), fmm_l2p 54; (fmm_m2m_dir / fmm_l2l_dir
+//   had 60 registers and no spills while the direct factors were divisions; with selected
+//   constants ptxas chose 48 and spilled 16-36 bytes, and fmm_m2l_dir, 59 before, went to
+//   48 registers and 40/100 bytes of spill with the direct prologue: the launch bounds'
+//   minimum of 4 blocks gives ptxas the 64-register budget of the occupancy the shape
+//   already had, and removes all three); dynamic shared memory as above. The block
 //   shape's f64 instruction sequences (PTX) are those of the version measured at 104f32d.
 //   (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store pointer by
 //   lane; two predicated stores do not. The pass helpers take the s and 1/s tables as
@@ -256,6 +264,12 @@ typedef long long i64;
 #define FMM_WARP_NODES 8u
 #define FMM_WARP_THREADS 256u
 #define FMM_L2P_THREADS 128u
+// Resident blocks per SM the direction-table kernels are built for (their
+// __launch_bounds__ minimum): 4 x FMM_WARP_THREADS threads x 64 registers is the SM's
+// 65,536, the occupancy the warp shape has at 59 registers. Without it ptxas chose 48
+// registers for fmm_*_dir and spilled (fmm_m2l_dir 40/100 bytes once the direct pairs had
+// their own prologue); with it, 62-63 and no spills (sm_90).
+#define FMM_DIR_MIN_BLOCKS 4
 #define FMM_NONE 0xffffffffu
 
 // ---- layout helpers ----------------------------------------------------------------------
@@ -1257,7 +1271,7 @@ __device__ __forceinline__ const double* fmm_direction(const double* __restrict_
     return d == FMM_NONE ? nullptr : directions + (size_t)d * fmm_stride(p);
 }
 
-extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS, FMM_DIR_MIN_BLOCKS)
     fmm_m2m_dir(const i64* __restrict__ grid, const u32* __restrict__ first_children, const u32* __restrict__ counts,
                 const u32* __restrict__ parent_directions, const double* __restrict__ tables,
                 const double* __restrict__ directions, double2* __restrict__ multipoles, u32 first, u32 count,
@@ -1286,7 +1300,7 @@ extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS, FMM_DIR_MIN_BLOCKS)
     fmm_m2l_dir(const i64* __restrict__ grid, const u32* __restrict__ m2l_offsets,
                 const u32* __restrict__ m2l_sources, const u32* __restrict__ m2l_directions,
                 const double* __restrict__ tables, const double* __restrict__ directions,
@@ -1312,7 +1326,7 @@ extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS, FMM_DIR_MIN_BLOCKS)
     fmm_l2l_dir(const i64* __restrict__ grid, const u32* __restrict__ parents, const u32* __restrict__ counts,
                 const u32* __restrict__ has_local, const u32* __restrict__ parent_directions,
                 const double* __restrict__ tables, const double* __restrict__ directions,
