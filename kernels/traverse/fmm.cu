@@ -92,6 +92,9 @@
 //     shift with the transpose back, the last backward matrix pass with the store): a
 //     direct pair is prologue, load, rotate + to order-major, shift + from order-major,
 //     rotate + store, five __syncwarp (quarter turn: seven; the warp shape: nine).
+//     A direct pair's prologue (fmm_dir_prologue_direct) stores the phases and powers only:
+//     the polar angle's cos / sin and the middle factors are the quarter turn's (step three
+//     below).
 //   p2m (one block of FMM_THREADS per leaf) uses no shared memory: each coefficient's
 //     owner evaluates Y_n^m by the CPU's recurrences (the diagonal, then the column: O(n)
 //     per particle), particle by particle.
@@ -165,6 +168,44 @@
 //   the next step is then staging each pair's blocks in the warp's shared slice. Not the
 //   20 ms goal either way.
 //
+// Step three: the direct pair's prologue (written before any device run; H200, 1M uniform,
+//   p = 8, table plan, every M2L pair direct). Measured before it: WarpDirections' M2L 39.7
+//   ms (2d20674), 887 cycles per pair per SM at 1.98 GHz with 32 pairs in flight.
+//   - What a direct pair computed that it never reads: fmm_warp_prologue forms cs = (tz /
+//     tau, rho / tau), two correctly rounded f64 divisions (__ddiv_rn: MUFU.RCP64H, a Newton
+//     sequence of ~8-10 FP64 instructions and a range check with a slow path), only for the
+//     middle factors u^m, which lane 1 stores (9 predicated shared stores at p = 8) and
+//     which only the quarter turn reads (its middle phase passes). fmm_dir_prologue_direct
+//     leaves them out; everything it stores (phases, powers) is the same operations in the
+//     same order, so the bits are unchanged by construction (the emulation checks it).
+//   - Counts per direct M2L pair: FP64 warp instructions ~460 -> ~440 (-4%), issued
+//     instructions ~30-40 fewer (the divisions' integer and branch part, the lane-1 stores,
+//     the per-lane step select), shared-memory wavefronts -9 (one per predicated store).
+//   - Dependent chain: unchanged. tz / tau and rho / tau depend on tau only and ran beside
+//     1 / tau; the critical path stays sqrt(rho2) -> 1 / rho -> the phase chain (and sqrt
+//     -> 1 / tau -> the power chain).
+//   - What bounds the pair (why this step is small): with 32 pairs in flight the chain's
+//     latency (~5,000 cycles per pair, counted by hand) is hidden ~6x over, and the FP64
+//     pipe (~460 warp instructions at 2 per cycle: ~230 cycles) and the issue slots
+//     (~1,300-1,500 warp instructions at 4 per cycle: ~350) are below 887. The remaining
+//     candidate is the L1 / shared-memory datapath (one 128-byte wavefront per cycle,
+//     shared by both): each of the 64 direction-block loads per pair touches the blocks of
+//     ~8 degrees at once (lanes of a slot span degrees 0-7 or 7-8), ~8-9 cache lines per
+//     instruction, ~550 L1 wavefronts, plus ~150-250 shared-memory wavefronts: ~700-800,
+//     near the measured 887. If so, the step that pays is staging each pair's blocks in
+//     the warp's slice with coalesced loads (489 doubles: ~32 L1 + ~32 shared wavefronts,
+//     then 2-4 per matrix-pass load instead of ~9), not this one: it needs 3.9 KiB more per
+//     warp (6 warps per block within 48 KiB at p = 8; p = 16 does not fit and would keep
+//     the global reads). Not done here.
+//   - Registers: with the direct prologue ptxas gave fmm_m2l_dir 48 registers and 40/100
+//     bytes of spill (59 and none before); __launch_bounds__(FMM_WARP_THREADS,
+//     FMM_DIR_MIN_BLOCKS = 4) states the occupancy the shape runs at (4 blocks of 8 warps
+//     per SM, 64 registers each) and ptxas then uses 62-63 registers and spills nothing, in
+//     M2L and in M2M / L2L (whose 16-36 bytes of spill it removes as well). Same 32 pairs
+//     in flight.
+//   Predicted: M2L 37.5-39.7 ms (0-5% faster than 39.7 ms); the device passes ~0.3-2 ms
+//   less (M2M and L2L without spills: ~3% of the passes, a few tenths of a ms at most). A result at the top of that range supports the wavefront bound above.
+//
 // Buffers (direction, length, layout)
 //   bodies         read   4 n f32        [x, y, z, m] per body, tree order
 //   leaves         read   leaves u32     leaf node ids (fmm_p2m)
@@ -195,11 +236,13 @@
 //
 // Registers (ptxas, sm_90, cargo xtask kernels): fmm_p2m 56 (12 bytes spilled), fmm_m2m 64,
 //   fmm_m2l 72 (8 bytes spilled), fmm_l2l 80, fmm_m2m_warp 48, fmm_m2l_warp 59,
-//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 48 (20/16 bytes spilled, 16 stack),
-//   fmm_m2l_dir 59 (no spills), fmm_l2l_dir 48 (36/32 bytes spilled, 32 stack), fmm_l2p 54;
-//   (fmm_m2m_dir / fmm_l2l_dir had 60 registers and no spills while the direct factors were
-//   divisions; with selected constants ptxas chose 48 and spills: not fixed yet, M2M and L2L
-//   are ~3% of the device passes); dynamic shared memory as above. The block
+//   fmm_l2l_warp 48 (no spills), fmm_m2m_dir 62, fmm_m2l_dir 63, fmm_l2l_dir 62 (no spills,
+//   built for FMM_DIR_MIN_BLOCKS = 4 blocks per SM), fmm_l2p 54; (fmm_m2m_dir / fmm_l2l_dir
+//   had 60 registers and no spills while the direct factors were divisions; with selected
+//   constants ptxas chose 48 and spilled 16-36 bytes, and fmm_m2l_dir, 59 before, went to
+//   48 registers and 40/100 bytes of spill with the direct prologue: the launch bounds'
+//   minimum of 4 blocks gives ptxas the 64-register budget of the occupancy the shape
+//   already had, and removes all three); dynamic shared memory as above. The block
 //   shape's f64 instruction sequences (PTX) are those of the version measured at 104f32d.
 //   (fmm_m2l_warp spilled 8 bytes when the prologue's lanes chose their store pointer by
 //   lane; two predicated stores do not. The pass helpers take the s and 1/s tables as
@@ -208,7 +251,8 @@
 //
 // Measured cost (H200, 104f32d, block shape): M2L 91.9 ms at 1M uniform, p = 8; the
 //   device passes 99.1 ms (docs/performance/fmm.md). The warp shape (d22d374): M2L 69.7 ms,
-//   device passes 76.6 ms. The direction-table shape: not measured yet.
+//   device passes 76.6 ms. The direction-table shape (2d20674): M2L 39.7 ms, device passes
+//   46.3 ms. Step three (the direct prologue): not measured yet.
 
 typedef unsigned int u32;
 typedef long long i64;
@@ -220,6 +264,12 @@ typedef long long i64;
 #define FMM_WARP_NODES 8u
 #define FMM_WARP_THREADS 256u
 #define FMM_L2P_THREADS 128u
+// Resident blocks per SM the direction-table kernels are built for (their
+// __launch_bounds__ minimum): 4 x FMM_WARP_THREADS threads x 64 registers is the SM's
+// 65,536, the occupancy the warp shape has at 59 registers. Without it ptxas chose 48
+// registers for fmm_*_dir and spilled (fmm_m2l_dir 40/100 bytes once the direct pairs had
+// their own prologue); with it, 62-63 and no spills (sm_90).
+#define FMM_DIR_MIN_BLOCKS 4
 #define FMM_NONE 0xffffffffu
 
 // ---- layout helpers ----------------------------------------------------------------------
@@ -1131,6 +1181,40 @@ __device__ __forceinline__ void fmm_dir_rotate_store(const FmmWarpBlock& b, cons
     }
 }
 
+// The per-pair factors of a direct pair (Rotation::Direct): the phases unit^m (lane 0)
+// and the shift powers (lane 2), the same operations in the same order as
+// fmm_warp_prologue, which also forms the polar angle's cos / sin (tz / tau, rho / tau:
+// two correctly rounded divisions) and the middle factors u^m from them. A direct pair's
+// rotation is its blocks, so it never reads those: this prologue leaves out the two
+// divisions and the middle-factor stores, and every value it stores is the bits
+// fmm_warp_prologue stores (the phase chain no longer shares its instructions with the
+// u chain: the step is unit on every lane).
+template <int KIND>
+__device__ __forceinline__ void fmm_dir_prologue_direct(const FmmWarpSlice& w, u32 lane, u32 p, double tx, double ty,
+                                                        double tz, const double* __restrict__ tables) {
+    const double rho2 = fmm_add(fmm_mul(tx, tx), fmm_mul(ty, ty));
+    const double tau = fmm_sqrt(fmm_add(rho2, fmm_mul(tz, tz)));
+    double2 unit = cx(1.0, 0.0);
+    if (rho2 > 0.0) {
+        const double inv = fmm_div(1.0, fmm_sqrt(rho2));
+        unit = cx(fmm_mul(tx, inv), fmm_mul(ty, inv));
+    }
+    const double* fact = tables + (KIND == FMM_M2L ? fmm_tables_fact(p) : fmm_tables_inv_fact(p));
+    const double ratio = KIND == FMM_M2L ? fmm_div(1.0, tau) : tau;
+    double power = KIND == FMM_M2L ? ratio : 1.0;
+    const u32 last = KIND == FMM_M2L ? 2 * p : p;
+    double2 z = cx(1.0, 0.0);
+    for (u32 j = 0; j <= last; ++j) {
+        if (j <= p) {
+            if (j > 0) z = cx_mul(z, unit);
+            if (lane == 0) w.phase[j] = z;
+        }
+        const double v = KIND == FMM_M2L ? fmm_mul(fact[j], power) : fmm_mul(power, fact[j]);
+        if (lane == 2) w.powers[j] = v;
+        power = fmm_mul(power, ratio);
+    }
+}
+
 // One translation of `src` by the shift t with the direction blocks `e` (nullptr: the
 // quarter turn), added to the warp's accumulators: translate.rs's m2m / m2l / l2l with
 // Rotation::Direct(e) or Rotation::Quarter, every value computed by the functions the other
@@ -1149,7 +1233,11 @@ __device__ __forceinline__ void fmm_dir_translate(const FmmWarpBlock& b, const F
     const double* rot = direct ? e : b.j;
     const double* sv = tables;
     const double* inv_s = tables + fmm_tables_inv_s(p);
-    fmm_warp_prologue<KIND>(w, lane, p, tx, ty, tz, tables);
+    if (direct) {
+        fmm_dir_prologue_direct<KIND>(w, lane, p, tx, ty, tz, tables);
+    } else {
+        fmm_warp_prologue<KIND>(w, lane, p, tx, ty, tz, tables);
+    }
     __syncwarp();
     for (u32 i = lane; i < nc; i += FMM_WARP) {
         const u32 m = fmm_coef_m(b.coef[i]);
@@ -1183,7 +1271,7 @@ __device__ __forceinline__ const double* fmm_direction(const double* __restrict_
     return d == FMM_NONE ? nullptr : directions + (size_t)d * fmm_stride(p);
 }
 
-extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS, FMM_DIR_MIN_BLOCKS)
     fmm_m2m_dir(const i64* __restrict__ grid, const u32* __restrict__ first_children, const u32* __restrict__ counts,
                 const u32* __restrict__ parent_directions, const double* __restrict__ tables,
                 const double* __restrict__ directions, double2* __restrict__ multipoles, u32 first, u32 count,
@@ -1212,7 +1300,7 @@ extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS, FMM_DIR_MIN_BLOCKS)
     fmm_m2l_dir(const i64* __restrict__ grid, const u32* __restrict__ m2l_offsets,
                 const u32* __restrict__ m2l_sources, const u32* __restrict__ m2l_directions,
                 const double* __restrict__ tables, const double* __restrict__ directions,
@@ -1238,7 +1326,7 @@ extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS)
+extern "C" __global__ void __launch_bounds__(FMM_WARP_THREADS, FMM_DIR_MIN_BLOCKS)
     fmm_l2l_dir(const i64* __restrict__ grid, const u32* __restrict__ parents, const u32* __restrict__ counts,
                 const u32* __restrict__ has_local, const u32* __restrict__ parent_directions,
                 const double* __restrict__ tables, const double* __restrict__ directions,

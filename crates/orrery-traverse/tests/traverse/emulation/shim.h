@@ -218,7 +218,7 @@ inline void __syncwarp(unsigned mask = 0xffffffffu, int line = __builtin_LINE())
 #define __device__
 #define __forceinline__ inline
 #define __global__
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __restrict__
 #define __shared__
 #define __align__(x)
