@@ -3,8 +3,8 @@
 // crate::potential, crate::diversity), the WGSL twin of kernels/clusters/pairwise.cu: the
 // same nine entry points with the same arguments and launch grids, the same pairwise item
 // decode (a cluster by binary search in the item prefix, then runs of its T_c^2 tile pairs),
-// the same f32 arithmetic and sentinels. Module "clusters/pairwise": this file (it
-// //#includes core/common).
+// the same f32 arithmetic and sentinels. Module "clusters/pairwise": pairs.wgsl (the shared
+// prelude: constants, sums, the distance tile), then this file (it //#includes core/common).
 //
 // Differences from pairwise.cu, none visible in the results beyond f32 rounding:
 //   - Tile-pair indices are u32 (WGSL has no u64): the host refuses clusters of more than
@@ -14,7 +14,7 @@
 //   - The distance tile stages PT_KC_W = 16 dimensions at a time (16 KB of workgroup
 //     memory on many adapters), not 32; warp shuffles are workgroup-memory trees.
 //   - The entry points that share a binding slot with the same meaning share one module-
-//     scope variable (pw_vectors, pw_offsets, pw_item_prefix, pw_in, pw_hist, pw_p), so the
+//     scope variable (pt_vectors, pw_offsets, pw_item_prefix, pw_in, pw_hist, pw_p), so the
 //     tile and the item decode are written once.
 //   - NaN is written as its bits (bitcast), never computed.
 //
@@ -26,16 +26,6 @@
 
 //#include core/common
 
-const PT_TILE: u32 = 64u;
-const PT_THREADS: u32 = 256u;
-const PT_MAX_ITEMS: u32 = 4096u;
-const PT_MERGE_THREADS: u32 = 128u;
-const TM_CHUNK_ROWS: u32 = 128u;
-const TM_THREADS: u32 = 256u;
-const SIGMA_BINS: u32 = 256u;
-const DIV_BINS: u32 = 20u;
-const PT_KC_W: u32 = 16u;
-const PT_STRIDE: u32 = 65u;
 
 const CL_F_MAX: u32 = 6u;
 
@@ -64,27 +54,8 @@ const DIV_FIELDS: u32 = 10u;
 
 const NO_CLUSTER: u32 = 0xffffffffu;
 
-fn nan_f32() -> f32 {
-    return bitcast<f32>(0x7fc00000u);
-}
-
 fn inf_f32() -> f32 {
     return bitcast<f32>(0x7f800000u);
-}
-
-struct Sum {
-    s: f32,
-    c: f32,
-}
-
-fn sum_add(a: Sum, x: f32) -> Sum {
-    let t = a.s + x;
-    let e = select((x - t) + a.s, (a.s - t) + x, abs(a.s) >= abs(x));
-    return Sum(t, a.c + e);
-}
-
-fn sum_value(a: Sum) -> f32 {
-    return a.s + a.c;
 }
 
 // ---- u64 as vec2<u32> (low, high) --------------------------------------------------------
@@ -200,7 +171,7 @@ struct ItemParams {
     items: u32,
 }
 
-@group(0) @binding(0) var<storage, read> pw_vectors: array<f32>;
+@group(0) @binding(0) var<storage, read> pt_vectors: array<f32>;
 @group(0) @binding(1) var<storage, read> pw_offsets: array<u32>;
 @group(0) @binding(2) var<storage, read> pw_item_prefix: array<u32>;
 @group(0) @binding(3) var<storage, read> pw_in: array<f32>;
@@ -239,49 +210,6 @@ fn pt_item(clusters: u32, item: u32) -> Item {
     return it;
 }
 
-var<workgroup> pt_a: array<f32, 1040>;
-var<workgroup> pt_b: array<f32, 1040>;
-var<private> pt_acc: array<f32, 16>;
-
-fn pt_tile(lid: u32, dim: u32, r0: u32, nr: u32, c0: u32, nc: u32) {
-    let ty = lid >> 4u;
-    let tx = lid & 15u;
-    for (var e = 0u; e < 16u; e++) {
-        pt_acc[e] = 0.0;
-    }
-    for (var k0 = 0u; k0 < dim; k0 += PT_KC_W) {
-        workgroupBarrier();
-        for (var e = lid; e < PT_TILE * PT_KC_W; e += PT_THREADS) {
-            let r = e / PT_KC_W;
-            let k = e % PT_KC_W;
-            let d = k0 + k;
-            var va = 0.0;
-            var vb = 0.0;
-            if r < nr && d < dim {
-                va = pw_vectors[(r0 + r) * dim + d];
-            }
-            if r < nc && d < dim {
-                vb = pw_vectors[(c0 + r) * dim + d];
-            }
-            pt_a[k * PT_STRIDE + r] = va;
-            pt_b[k * PT_STRIDE + r] = vb;
-        }
-        workgroupBarrier();
-        for (var k = 0u; k < PT_KC_W; k++) {
-            let x = vec4<f32>(pt_a[k * PT_STRIDE + ty], pt_a[k * PT_STRIDE + ty + 16u], pt_a[k * PT_STRIDE + ty + 32u],
-                pt_a[k * PT_STRIDE + ty + 48u]);
-            let y = vec4<f32>(pt_b[k * PT_STRIDE + tx], pt_b[k * PT_STRIDE + tx + 16u], pt_b[k * PT_STRIDE + tx + 32u],
-                pt_b[k * PT_STRIDE + tx + 48u]);
-            for (var a = 0u; a < 4u; a++) {
-                let u = vec4<f32>(x[a]) - y;
-                pt_acc[4u * a] = fma(u.x, u.x, pt_acc[4u * a]);
-                pt_acc[4u * a + 1u] = fma(u.y, u.y, pt_acc[4u * a + 1u]);
-                pt_acc[4u * a + 2u] = fma(u.z, u.z, pt_acc[4u * a + 2u]);
-                pt_acc[4u * a + 3u] = fma(u.w, u.w, pt_acc[4u * a + 3u]);
-            }
-        }
-    }
-}
 
 fn pt_upper(ti: u32, tj: u32, i: u32, j: u32, nr: u32, nc: u32) -> bool {
     return i < nr && j < nc && (ti < tj || j > i);

@@ -4,7 +4,8 @@
 // arguments and launch grids, the same two-means (seeds at the first and last member, three
 // Lloyd iterations, ties to A, a side without members keeps its centroid, a final
 // assignment), the same silhouette row-tile pass, the same f32 arithmetic with compensated
-// sums and the same sentinels. Module "clusters/substructure": this file (it //#includes
+// sums and the same sentinels. Module "clusters/substructure": pairs.wgsl (the
+// shared prelude: constants, sums, the distance tile), then this file (it //#includes
 // core/common).
 //
 // Differences from substructure.cu, none visible in the results beyond f32 rounding:
@@ -25,16 +26,6 @@
 
 //#include core/common
 
-const PT_TILE: u32 = 64u;
-const PT_THREADS: u32 = 256u;
-const PT_MAX_ITEMS: u32 = 4096u;
-const PT_MERGE_THREADS: u32 = 128u;
-const TM_CHUNK_ROWS: u32 = 128u;
-const TM_THREADS: u32 = 256u;
-const SIGMA_BINS: u32 = 256u;
-const DIV_BINS: u32 = 20u;
-const PT_KC_W: u32 = 16u;
-const PT_STRIDE: u32 = 65u;
 
 const CL_F_INERTIA: u32 = 1u;
 const CL_FIELDS: u32 = 17u;
@@ -46,28 +37,8 @@ const SUB_F_BALANCE: u32 = 3u;
 const SUB_F_SEPARATION: u32 = 4u;
 const SUB_FIELDS: u32 = 5u;
 
-fn nan_f32() -> f32 {
-    return bitcast<f32>(0x7fc00000u);
-}
-
 fn tm_slabs(dim: u32) -> u32 {
     return (dim + TM_THREADS - 1u) / TM_THREADS;
-}
-
-// Compensated sums (Neumaier), as common.cuh's ClSum: the sum is s + c.
-struct Sum {
-    s: f32,
-    c: f32,
-}
-
-fn sum_add(a: Sum, x: f32) -> Sum {
-    let t = a.s + x;
-    let e = select((x - t) + a.s, (a.s - t) + x, abs(a.s) >= abs(x));
-    return Sum(t, a.c + e);
-}
-
-fn sum_value(a: Sum) -> f32 {
-    return a.s + a.c;
 }
 
 // ---- tm_seed ------------------------------------------------------------------------------
@@ -356,53 +327,6 @@ fn tm_finish(
     fi_stats[SUB_F_SEPARATION * clusters + c] = sqrt(fi_d[0]);
 }
 
-// ---- the distance tile (pairs.cuh's pt_tile, PT_KC_W dimensions per stage) ---------------
-
-var<workgroup> pt_a: array<f32, 1040>;
-var<workgroup> pt_b: array<f32, 1040>;
-var<private> pt_acc: array<f32, 16>;
-
-// pt_acc[4 a + b] = |x_(r0 + ty + 16 a) - x_(c0 + tx + 16 b)|^2 (zeros' distances outside the
-// tiles). Every invocation of the workgroup must call it.
-fn pt_tile(lid: u32, dim: u32, r0: u32, nr: u32, c0: u32, nc: u32) {
-    let ty = lid >> 4u;
-    let tx = lid & 15u;
-    for (var e = 0u; e < 16u; e++) {
-        pt_acc[e] = 0.0;
-    }
-    for (var k0 = 0u; k0 < dim; k0 += PT_KC_W) {
-        workgroupBarrier();
-        for (var e = lid; e < PT_TILE * PT_KC_W; e += PT_THREADS) {
-            let r = e / PT_KC_W;
-            let k = e % PT_KC_W;
-            let d = k0 + k;
-            var va = 0.0;
-            var vb = 0.0;
-            if r < nr && d < dim {
-                va = sr_vectors[(r0 + r) * dim + d];
-            }
-            if r < nc && d < dim {
-                vb = sr_vectors[(c0 + r) * dim + d];
-            }
-            pt_a[k * PT_STRIDE + r] = va;
-            pt_b[k * PT_STRIDE + r] = vb;
-        }
-        workgroupBarrier();
-        for (var k = 0u; k < PT_KC_W; k++) {
-            let x = vec4<f32>(pt_a[k * PT_STRIDE + ty], pt_a[k * PT_STRIDE + ty + 16u], pt_a[k * PT_STRIDE + ty + 32u],
-                pt_a[k * PT_STRIDE + ty + 48u]);
-            let y = vec4<f32>(pt_b[k * PT_STRIDE + tx], pt_b[k * PT_STRIDE + tx + 16u], pt_b[k * PT_STRIDE + tx + 32u],
-                pt_b[k * PT_STRIDE + tx + 48u]);
-            for (var a = 0u; a < 4u; a++) {
-                let u = vec4<f32>(x[a]) - y;
-                pt_acc[4u * a] = fma(u.x, u.x, pt_acc[4u * a]);
-                pt_acc[4u * a + 1u] = fma(u.y, u.y, pt_acc[4u * a + 1u]);
-                pt_acc[4u * a + 2u] = fma(u.z, u.z, pt_acc[4u * a + 2u]);
-                pt_acc[4u * a + 3u] = fma(u.w, u.w, pt_acc[4u * a + 3u]);
-            }
-        }
-    }
-}
 
 // ---- sil_rows -----------------------------------------------------------------------------
 
@@ -411,7 +335,7 @@ struct SilRowsParams {
     tiles: u32,
 }
 
-@group(0) @binding(0) var<storage, read> sr_vectors: array<f32>;
+@group(0) @binding(0) var<storage, read> pt_vectors: array<f32>;
 @group(0) @binding(1) var<storage, read> sr_offsets: array<u32>;
 @group(0) @binding(2) var<storage, read> sr_tile_cluster: array<u32>;
 @group(0) @binding(3) var<storage, read> sr_tile_start: array<u32>;

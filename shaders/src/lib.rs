@@ -179,7 +179,8 @@ pub mod sim {
 
 pub mod clusters {
     //! `shaders/clusters`: the GPU statistics of `orrery-clusters` (the CUDA twins are in
-    //! `orrery_kernels::clusters`); `centroid.wgsl`, `substructure.wgsl` and `pairwise.wgsl` `//#include` `core/common`. Exact k-NN
+    //! `orrery_kernels::clusters`); `centroid.wgsl`, `substructure.wgsl` and `pairwise.wgsl` `//#include` `core/common`;
+    //! the last two follow `pairs.wgsl` ([`unit`]). Exact k-NN
     //! has no WGSL twin (its rescoring is f64).
 
     files! { "clusters";
@@ -189,6 +190,20 @@ pub mod clusters {
         SUBSTRUCTURE = "substructure.wgsl";
         /// The scale, Gaussian-potential and diversity families' tiled pairwise passes (f32).
         PAIRWISE = "pairwise.wgsl";
+        /// The prelude of the sub-structure and pairwise modules (pairs.cuh's twin): shared
+        /// constants, NaN, compensated sums, the distance tile.
+        PAIRS = "pairs.wgsl";
+    }
+
+    /// The module texts: `pairs.wgsl`, then the family file (which `//#include`s
+    /// `core/common`).
+    pub mod unit {
+        /// `pairs.wgsl`, `substructure.wgsl`.
+        pub const SUBSTRUCTURE: &str =
+            concat!(include_str!("../clusters/pairs.wgsl"), "\n", include_str!("../clusters/substructure.wgsl"));
+        /// `pairs.wgsl`, `pairwise.wgsl`.
+        pub const PAIRWISE: &str =
+            concat!(include_str!("../clusters/pairs.wgsl"), "\n", include_str!("../clusters/pairwise.wgsl"));
     }
 }
 

@@ -18,20 +18,20 @@ pub const KNN: KernelSource = KernelSource::new("clusters/knn", orrery_kernels::
 pub const PROBE: KernelSource = KernelSource::new("clusters/probe", orrery_kernels::clusters::PROBE, "");
 
 /// The sub-structure family (two-means and the silhouette): `kernels/clusters/common.cuh` +
-/// `pairs.cuh` + `substructure.cu`, and `shaders/clusters/substructure.wgsl`.
+/// `pairs.cuh` + `substructure.cu`, and `shaders/clusters/pairs.wgsl` + `substructure.wgsl`.
 pub const SUBSTRUCTURE: KernelSource = KernelSource::new(
     "clusters/substructure",
     orrery_kernels::clusters::unit::SUBSTRUCTURE,
-    orrery_shaders::clusters::SUBSTRUCTURE,
+    orrery_shaders::clusters::unit::SUBSTRUCTURE,
 );
 
 /// The scale, Gaussian-potential and diversity families (the tiled pairwise passes):
 /// `kernels/clusters/common.cuh` + `pairs.cuh` + `pairwise.cu`, and
-/// `shaders/clusters/pairwise.wgsl`.
+/// `shaders/clusters/pairs.wgsl` + `pairwise.wgsl`.
 pub const PAIRWISE: KernelSource = KernelSource::new(
     "clusters/pairwise",
     orrery_kernels::clusters::unit::PAIRWISE,
-    orrery_shaders::clusters::PAIRWISE,
+    orrery_shaders::clusters::unit::PAIRWISE,
 );
 
 /// Every module this crate launches (for ahead-of-time compile checks: `cargo xtask
