@@ -55,6 +55,8 @@ struct Training<E: GpuExecutor> {
     offsets: E::Buffer<u32>,
     part: E::Buffer<f64>,
     cluster_items: E::Buffer<u32>,
+    /// Bound as `pr_keys`' unused key output in its nearest-centroid mode.
+    no_keys: E::Buffer<f64>,
 }
 
 impl<E: GpuExecutor> GpuIvfIndex<E> {
@@ -83,6 +85,7 @@ impl<E: GpuExecutor> GpuIvfIndex<E> {
             offsets: exec.alloc(nlist + 1)?,
             part: exec.alloc(nlist * dim)?,
             cluster_items: exec.upload(&iota)?,
+            no_keys: exec.alloc(1)?,
         };
         for _ in 0..params.iterations {
             assign_and_list(exec, data, n, dim, nlist, &centroids, &mut t)?;
@@ -260,13 +263,12 @@ fn assign_and_list<E: GpuExecutor>(
     centroids: &E::Buffer<f64>,
     t: &mut Training<E>,
 ) -> Result<()> {
-    let mut no_keys = exec.alloc::<f64>(1)?;
     pk::pr_keys(
         exec,
         &grid(n.div_ceil(PR_TQ), PR_THREADS),
         data,
         centroids,
-        &mut no_keys,
+        &mut t.no_keys,
         &mut t.assign,
         n as u32,
         0,

@@ -38,6 +38,34 @@ pub struct GpuLatticeIndex<'c, E: GpuExecutor> {
     cluster_chunks: E::Buffer<u32>,
     chunks: usize,
     scratch: ProbeEngine<E>,
+    /// The fused search's buffers, allocated at its first call and kept.
+    fused: Option<FusedBuffers<E>>,
+}
+
+/// The side buffer of the fused search and its reductions (one set per index: the sizes
+/// depend only on the clusters).
+struct FusedBuffers<E: GpuExecutor> {
+    side: E::Buffer<f64>,
+    part_n: E::Buffer<u32>,
+    part_s: E::Buffer<f64>,
+    part_s2: E::Buffer<f64>,
+    scored: E::Buffer<u32>,
+    cohesion: E::Buffer<f64>,
+    inertia: E::Buffer<f64>,
+}
+
+impl<E: GpuExecutor> FusedBuffers<E> {
+    fn new(exec: &E, rows: usize, chunks: usize, clusters: usize) -> Result<Self> {
+        Ok(Self {
+            side: exec.alloc(rows.max(1))?,
+            part_n: exec.alloc(chunks.max(1))?,
+            part_s: exec.alloc(chunks.max(1))?,
+            part_s2: exec.alloc(chunks.max(1))?,
+            scored: exec.alloc(clusters)?,
+            cohesion: exec.alloc(clusters)?,
+            inertia: exec.alloc(clusters)?,
+        })
+    }
 }
 
 /// The chunks of [`crate::grid::ChunkGrid`] with [`crate::grid::MEMBER_CHUNK`] members:
@@ -101,7 +129,15 @@ impl<'c, E: GpuExecutor> GpuLatticeIndex<'c, E> {
             dim as u32,
             0,
         )?;
-        Ok(Self { clusters, centroids, chunk_begin, cluster_chunks, chunks, scratch: ProbeEngine::default() })
+        Ok(Self {
+            clusters,
+            centroids,
+            chunk_begin,
+            cluster_chunks,
+            chunks,
+            scratch: ProbeEngine::default(),
+            fused: None,
+        })
     }
 
     /// The clusters.
@@ -183,44 +219,58 @@ impl<'c, E: GpuExecutor> GpuLatticeIndex<'c, E> {
     ) -> Result<(Neighbors, FusedStats)> {
         self.check(queries, k, nprobe)?;
         let (rows, nc) = (self.clusters.num_vectors(), self.clusters.len());
-        let mut side = exec.alloc::<f64>(rows.max(1))?;
-        exec.fill(&mut side, f64::NAN)?;
-        let neighbors = self.run(exec, queries, k, nprobe, metric, Some(&mut side))?;
-        let mut part_n = exec.alloc::<u32>(self.chunks.max(1))?;
-        let mut part_s = exec.alloc::<f64>(self.chunks.max(1))?;
-        let mut part_s2 = exec.alloc::<f64>(self.chunks.max(1))?;
+        let mut f = match self.fused.take() {
+            Some(f) => f,
+            None => FusedBuffers::new(exec, rows, self.chunks, nc)?,
+        };
+        let result = self.fused_pass(exec, &mut f, queries, k, nprobe, metric);
+        self.fused = Some(f);
+        result
+    }
+
+    /// The fused search with its buffers: side buffer, search, the two reductions, the
+    /// downloads.
+    fn fused_pass(
+        &mut self,
+        exec: &E,
+        f: &mut FusedBuffers<E>,
+        queries: &DeviceVectors<E>,
+        k: usize,
+        nprobe: usize,
+        metric: Metric,
+    ) -> Result<(Neighbors, FusedStats)> {
+        let (rows, nc) = (self.clusters.num_vectors(), self.clusters.len());
+        exec.fill(&mut f.side, f64::NAN)?;
+        let neighbors = self.run(exec, queries, k, nprobe, metric, Some(&mut f.side))?;
         pk::pr_side_chunks(
             exec,
             &grid(self.chunks, PR_ROW_THREADS),
-            &side,
+            &f.side,
             &self.chunk_begin,
-            &mut part_n,
-            &mut part_s,
-            &mut part_s2,
+            &mut f.part_n,
+            &mut f.part_s,
+            &mut f.part_s2,
             self.chunks as u32,
         )?;
-        let mut scored = exec.alloc::<u32>(nc)?;
-        let mut cohesion = exec.alloc::<f64>(nc)?;
-        let mut inertia = exec.alloc::<f64>(nc)?;
         pk::pr_side_fold(
             exec,
             &per_element(nc),
-            &part_n,
-            &part_s,
-            &part_s2,
+            &f.part_n,
+            &f.part_s,
+            &f.part_s2,
             &self.cluster_chunks,
-            &mut scored,
-            &mut cohesion,
-            &mut inertia,
+            &mut f.scored,
+            &mut f.cohesion,
+            &mut f.inertia,
             nc as u32,
         )?;
-        let mut member_distance = exec.download(&side)?;
+        let mut member_distance = exec.download(&f.side)?;
         member_distance.truncate(rows);
         let stats = FusedStats {
             member_distance,
-            scored: exec.download(&scored)?,
-            cohesion: exec.download(&cohesion)?,
-            inertia: exec.download(&inertia)?,
+            scored: exec.download(&f.scored)?,
+            cohesion: exec.download(&f.cohesion)?,
+            inertia: exec.download(&f.inertia)?,
         };
         Ok((neighbors, stats))
     }
