@@ -2,25 +2,35 @@
 // the CUDA twin of shaders/tree/view.wgsl: same entry points, same arguments (buffers
 // first, then scalars), same integer arithmetic; f64 boxes in CUDA only.
 //
-// What it computes: the steps of crates/orrery-tree-build/src/view/steps.rs, one kernel
-// per step or per group of per-node gathers, from the leaf array K (L + 1 keys), the leaf
-// starts lfp (L + 1) and the sorted placeholder keys P (N):
+// What it computes: the arrays of crates/orrery-tree-build/src/view/steps.rs (the CPU
+// reference, which sorts placeholder keys), by a route that needs no 64-bit sort. Every
+// node starts at the first key of its first leaf, so the nodes that start at K[j] form a
+// chain: levels top_j..=level_j of leaf j, top_j the coarsest level at which K[j] starts
+// a cell. Depth-first preorder sorts nodes by (first key, level), so it lists the chains
+// of leaves 0, 1, ... in turn, each coarsest node first: the DFS position of node
+// (j, v) is S[j] + v - top_j, S the exclusive scan of the chain lengths. Level order
+// (the view's node numbering: by level, then key) is DFS order stably sorted by level:
+// one 8-bit radix pass. From K (L + 1 keys), the leaf starts lfp (L + 1):
 //
 //   tv_setup            one thread: the live leaf count L (from the device count, clamped
-//                       to the bound, at least 1), the boundary count L - 1, the particle
-//                       count lfp[L] (clamped), input error bits (meta words below)
-//   tv_boundaries       per boundary i + 1 in 1..L: flag = it is the first boundary of
-//                       an internal node, key = that node's placeholder key
-//                       (steps::internal_node_key); compacted by the executor
-//   tv_node_keys        per slot n < node bound: leaf placeholder keys (n < L), then the
-//                       compacted internal keys, then u64::MAX padding; values n; the
-//                       node count N; checks the internal count and the leaf starts
-//   (the executor sorts (P, values) over the node bound: level order, padding last)
-//   tv_nodes            per node: key, level, parent, leaf range, first child
-//   tv_ranges           per node: particle range; leaf -> node (a scatter: the node of
-//                       leaf i is the one whose only leaf is i, = lower_bound(P, key_i))
-//   tv_links            per node: escape (links::escape_of), DFS position
-//                       (links::dfs_position), DFS order (their inverse, a scatter)
+//                       to the bound, at least 1), L - 1, the particle count lfp[L]
+//                       (clamped), input error bits (meta words below)
+//   tv_chain_counts     per leaf: its chain length level_j - top_j + 1; checks lfp
+//   (the executor's counted exclusive scan: chain starts S, the node count at S[L])
+//   tv_chains           per node slot: thread j < L writes its chain's levels (the sort
+//                       keys) and leaf j at DFS positions S[j]..S[j + 1]; slots >= N get
+//                       key u64::MAX (sorts last); the node count N and the internal-node
+//                       check (N - L = (L - 1) / (2^b - 1) on a valid leaf array)
+//   (the executor sorts (level, leaf) pairs on key bits 0..8, stable: level order)
+//   tv_order            per node n: DFS position d and its inverse (a scatter), level,
+//                       key K[j], placeholder key (sorted, for tv_levels and the view)
+//   tv_nodes            per node: leaf range (a leaf: j..j + 1; internal: a galloping
+//                       search of K up from j for the cell's end), first child = the node
+//                       at DFS position d + 1
+//   tv_links            per node: parent (DFS position d - 1 inside a chain; a chain head's
+//                       parent is found by a galloping search of K down from j), escape =
+//                       the head of the chain of the first leaf past the node's range
+//   tv_ranges           per node: particle range; leaf -> node (a scatter)
 //   tv_levels           per level 0..levels + 1: level offsets, parents per level, depth
 //   tv_child_centric    per node: child-centric position, its inverse, child indices
 //   tv_nf               per node: the leaf's NF value or NF_INTERNAL (u64::MAX)
@@ -29,26 +39,26 @@
 //                       every operation correctly rounded, no FMA: __fmul_rn/__fadd_rn,
 //                       __dmul_rn/__dadd_rn; T(corner) = __double2float_rn(__ull2double_rn))
 //
-// Launch shape: one thread per item (boundary, node slot, level, particle), blocks of
+// Launch shape: one thread per item (leaf, node slot, level, particle), blocks of
 // TV_ITEM_THREADS (any multiple of 32 works), a 1D grid sized for the host-side bound;
 // threads past the live count (read from meta, written on the device) return at once.
 // Why: the leaf count may live on the device (the tree update chains the view without a
 // host read), so every launch is sized for the capacity bound and the live counts are
-// device words; every step is a few binary searches per element, memory bound, so one
-// thread per element and no shared memory.
+// device words; every step is a few loads per element, memory bound, so one thread per
+// element and no shared memory.
 //
 // Buffers: every index is u32; K, P, node keys and NF values are u64. meta (u32 x 8):
-//   0 L, 1 L - 1 (the compaction's device count), 2 internal nodes (copied from the
-//   compaction's count slot by tv_node_keys), 3 N = min(L + internal, node bound), 4 particles lfp[L] (clamped), 5 depth,
-//   6 error bits (TV_ERR_*), 7 unused.
+//   0 L, 1 L - 1, 2 internal nodes, 3 N = min(S[L], node bound), 4 particles lfp[L]
+//   (clamped), 5 depth, 6 error bits (TV_ERR_*), 7 unused.
 //
 // Invariants: every read index is clamped into its array's live range, so any input
 // (an invalid leaf array, decreasing starts) gives a defined result, never a fault; the
-// host reports the error bits and TreeView::from_parts checks the result.
+// host reports the error bits and TreeView::from_parts checks the result. On a valid
+// leaf array every search returns lower_bound_one's index, so the arrays are the CPU's.
 //
-// Measured cost: not measured yet (performance ideas: indirect grids from N and lfp[L];
-// fusing tv_nodes/tv_ranges/tv_links; a 2-level radix sort of the 64-bit placeholder
-// keys over only the used bits).
+// Measured cost (H200, uniform 25.6M, 3.75M leaves): the earlier route (placeholder keys
+// of every node, a 64-bit sort of them, four binary searches per node) took 1.70 ms at
+// 5223546; this one: docs/performance/tree.md.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -169,72 +179,170 @@ extern "C" __global__ void tv_setup(const u32* __restrict__ count, const u32* __
     meta[7] = 0u;
 }
 
-extern "C" __global__ void tv_boundaries(const u64* __restrict__ keys, const u32* __restrict__ meta,
-                                         u32* __restrict__ flags, u64* __restrict__ internal,
-                                         u32 boundary_bound, u32 bits_per_level, u32 levels) {
-    u32 i = tv_item();
-    if (i >= boundary_bound || i >= meta[TV_META_BOUNDARIES]) return;
-    u32 b = bits_per_level;
-    u64 k0 = keys[i], k1 = keys[i + 1u];
-    u32 level = tv_common_level(k0, k1, b, levels);
-    flags[i] = tv_child_slot(k1, level + 1u, b, levels) == 1u ? 1u : 0u;
-    internal[i] = tv_placeholder(tv_cell_start(k1, level, b, levels), level, b, levels);
+// A leaf's level from its size K[j + 1] - K[j] (a power of 2^b; clamped to 0..=levels).
+__device__ __forceinline__ u32 tv_leaf_level(u64 k0, u64 k1, u32 b, u32 levels) {
+    u64 size = k1 - k0;
+    u32 steps = (size == 0ull ? 64u : (u32)(__ffsll((long long)size) - 1)) / b;
+    return steps >= levels ? 0u : levels - steps;
+}
+// The coarsest level at which `key` starts a cell (0 for key 0).
+__device__ __forceinline__ u32 tv_aligned_level(u64 key, u32 b, u32 levels) {
+    u32 steps = (key == 0ull ? 64u : (u32)(__ffsll((long long)key) - 1)) / b;
+    return steps >= levels ? 0u : levels - steps;
+}
+// The chain of leaf j: the nodes that start at K[j], levels chain_top..=leaf level (its
+// coarsest node first); `top` and `level` out.
+__device__ __forceinline__ void tv_chain(const u64* keys, u32 j, u32 b, u32 levels, u32* top, u32* level) {
+    u32 lv = tv_leaf_level(keys[j], keys[j + 1u], b, levels);
+    *level = lv;
+    *top = min(tv_aligned_level(keys[j], b, levels), lv);
+}
+// lower_bound_one over a[0..=hi] for q, given a[hi] >= q: a galloping search down from
+// hi, then the halving loop in the window found (the same index on a sorted array).
+__device__ __forceinline__ u32 tv_lower_bound_before(const u64* a, u32 hi, u64 q) {
+    u32 first = 0u, right = hi;
+    for (u64 step = 1ull; step <= (u64)right; step <<= 1) {
+        u32 probe = right - (u32)step;
+        if (a[probe] < q) {
+            first = probe + 1u;
+            break;
+        }
+        right = probe;
+    }
+    return first + tv_lower_bound_u64(a + first, right - first, q);
+}
+// lower_bound_one over a[lo..n) for q (lo when a[lo] >= q, n when none is): galloping up
+// from lo, then the halving loop in the window found.
+__device__ __forceinline__ u32 tv_lower_bound_after(const u64* a, u32 lo, u32 n, u64 q) {
+    u32 left = lo, last = n;
+    for (u64 step = 1ull; (u64)left + step - 1ull < (u64)n; step <<= 1) {
+        u32 probe = left + (u32)step - 1u;
+        if (a[probe] >= q) {
+            last = probe;
+            break;
+        }
+        left = probe + 1u;
+    }
+    return left + tv_lower_bound_u64(a + left, last - left, q);
 }
 
-extern "C" __global__ void tv_node_keys(const u64* __restrict__ keys, const u32* __restrict__ lfp,
-                                        const u64* __restrict__ compacted,
-                                        const u32* __restrict__ internal_count, u32* __restrict__ meta,
-                                        u64* __restrict__ pkeys, u32* __restrict__ vals, u32 node_bound,
-                                        u32 bits_per_level, u32 levels) {
-    u32 n = tv_item();
-    if (n >= node_bound) return;
+extern "C" __global__ void tv_chain_counts(const u64* __restrict__ keys, const u32* __restrict__ lfp,
+                                           u32* __restrict__ meta, u32* __restrict__ counts, u32 leaf_bound,
+                                           u32 bits_per_level, u32 levels) {
+    u32 j = tv_item();
+    if (j >= leaf_bound || j >= meta[TV_META_LEAVES]) return;
+    u32 top, level;
+    tv_chain(keys, j, bits_per_level, levels, &top, &level);
+    counts[j] = level - top + 1u;
+    if (lfp[j] > lfp[j + 1u]) atomicOr(meta + TV_META_ERRORS, TV_ERR_STARTS_DECREASE);
+}
+
+extern "C" __global__ void tv_chains(const u64* __restrict__ keys, const u32* __restrict__ chain_starts,
+                                     u32* __restrict__ meta, u64* __restrict__ level_keys,
+                                     u32* __restrict__ leaf_of, u32 node_bound, u32 bits_per_level, u32 levels) {
+    u32 t = tv_item();
+    if (t >= node_bound) return;
     u32 b = bits_per_level;
     u32 l = meta[TV_META_LEAVES];
-    u32 internal = internal_count[0];
-    u64 total = (u64)l + (u64)internal;
-    u32 nodes = total < (u64)node_bound ? (u32)total : node_bound;
-    if (n == 0u) {
-        u32 gaps = (1u << b) - 1u;
-        if (internal != (l - 1u) / gaps) atomicOr(meta + TV_META_ERRORS, TV_ERR_INTERNAL_COUNT);
+    u32 total = chain_starts[l];
+    u32 nodes = min(total, node_bound);
+    if (t == 0u) {
+        u32 internal = total >= l ? total - l : 0u;
+        if (total < l || internal != (l - 1u) / ((1u << b) - 1u)) atomicOr(meta + TV_META_ERRORS, TV_ERR_INTERNAL_COUNT);
         meta[TV_META_INTERNAL] = internal;
         meta[TV_META_NODES] = nodes;
     }
-    vals[n] = n;
-    if (n < l) {
-        u64 size = keys[n + 1u] - keys[n];
-        u32 tz = size == 0ull ? 64u : (u32)(__ffsll((long long)size) - 1);
-        pkeys[n] = tv_placeholder(keys[n], levels - tz / b, b, levels);
-        if (lfp[n] > lfp[n + 1u]) atomicOr(meta + TV_META_ERRORS, TV_ERR_STARTS_DECREASE);
-    } else if (n < nodes) {
-        pkeys[n] = compacted[n - l];
-    } else {
-        pkeys[n] = 0xffffffffffffffffull;
+    if (t < l) {
+        u32 top, level;
+        tv_chain(keys, t, b, levels, &top, &level);
+        u32 start = chain_starts[t];
+        for (u32 v = top; v <= level; ++v) {
+            u32 d = start + (v - top);
+            if (d >= nodes) break;
+            level_keys[d] = (u64)v;
+            leaf_of[d] = t;
+        }
+    }
+    if (t >= nodes) {
+        level_keys[t] = 0xffffffffffffffffull;
+        leaf_of[t] = 0u;
     }
 }
 
-extern "C" __global__ void tv_nodes(const u64* __restrict__ pkeys, const u64* __restrict__ keys,
-                                    const u32* __restrict__ meta, u64* __restrict__ node_keys,
-                                    u32* __restrict__ levels_out, u32* __restrict__ parents,
-                                    u32* __restrict__ first_children, u32* __restrict__ leaf_begins,
-                                    u32* __restrict__ leaf_counts, u32 node_bound, u32 bits_per_level,
-                                    u32 levels) {
+extern "C" __global__ void tv_order(u64* __restrict__ pkeys, const u32* __restrict__ leaf_of,
+                                    const u64* __restrict__ keys, const u32* __restrict__ chain_starts,
+                                    const u32* __restrict__ meta, u32* __restrict__ dfs_positions,
+                                    u32* __restrict__ dfs_order, u32* __restrict__ levels_out,
+                                    u64* __restrict__ node_keys, u32 node_bound, u32 bits_per_level, u32 levels) {
     u32 n = tv_item();
     u32 nodes = meta[TV_META_NODES];
     if (n >= node_bound || n >= nodes) return;
     u32 b = bits_per_level;
     u32 l = meta[TV_META_LEAVES];
-    u64 p = pkeys[n];
-    u32 level = tv_placeholder_level(p, b);
-    u64 key = tv_placeholder_start(p, b, levels);
-    node_keys[n] = key;
+    u32 level = min((u32)(pkeys[n] & 0xffull), levels);
+    u32 j = min(leaf_of[n], l - 1u);
+    u32 top, leaf_level;
+    tv_chain(keys, j, b, levels, &top, &leaf_level);
+    u32 d = min(chain_starts[j] + (level > top ? level - top : 0u), nodes - 1u);
+    u64 key = keys[j];
+    dfs_positions[n] = d;
+    dfs_order[d] = n;
     levels_out[n] = level;
-    parents[n] = n == 0u ? TV_NONE : tv_lower_bound_u64(pkeys, nodes, p >> b);
-    u32 first = tv_lower_bound_u64(keys, l + 1u, key);
-    u32 end = tv_lower_bound_u64(keys, l + 1u, key + tv_cell_size(level, b, levels));
-    u32 count = end - first;
-    leaf_begins[n] = first;
+    node_keys[n] = key;
+    pkeys[n] = tv_placeholder(key, level, b, levels);
+}
+
+extern "C" __global__ void tv_nodes(const u32* __restrict__ leaf_of, const u64* __restrict__ keys,
+                                    const u32* __restrict__ dfs_positions, const u32* __restrict__ dfs_order,
+                                    const u32* __restrict__ levels_in, const u32* __restrict__ meta,
+                                    u32* __restrict__ first_children, u32* __restrict__ leaf_begins,
+                                    u32* __restrict__ leaf_counts, u32 node_bound, u32 bits_per_level, u32 levels) {
+    u32 n = tv_item();
+    u32 nodes = meta[TV_META_NODES];
+    if (n >= node_bound || n >= nodes) return;
+    u32 b = bits_per_level;
+    u32 l = meta[TV_META_LEAVES];
+    u32 j = min(leaf_of[n], l - 1u);
+    u32 level = levels_in[n];
+    u32 leaf_level = tv_leaf_level(keys[j], keys[j + 1u], b, levels);
+    u32 end = j + 1u;
+    if (level < leaf_level) end = tv_lower_bound_after(keys, j + 1u, l + 1u, keys[j] + tv_cell_size(level, b, levels));
+    end = min(end, l);
+    u32 count = end > j ? end - j : 0u;
+    leaf_begins[n] = j;
     leaf_counts[n] = count;
-    first_children[n] = count == 1u ? TV_NONE : tv_lower_bound_u64(pkeys, nodes, p << b);
+    first_children[n] = count == 1u ? TV_NONE : dfs_order[min(dfs_positions[n] + 1u, nodes - 1u)];
+}
+
+extern "C" __global__ void tv_links(const u64* __restrict__ keys, const u32* __restrict__ chain_starts,
+                                    const u32* __restrict__ dfs_order, const u32* __restrict__ levels_in,
+                                    const u32* __restrict__ leaf_begins, const u32* __restrict__ leaf_counts,
+                                    const u32* __restrict__ meta, u32* __restrict__ parents,
+                                    u32* __restrict__ escapes, u32 node_bound, u32 bits_per_level, u32 levels) {
+    u32 n = tv_item();
+    u32 nodes = meta[TV_META_NODES];
+    if (n >= node_bound || n >= nodes) return;
+    u32 b = bits_per_level;
+    u32 l = meta[TV_META_LEAVES];
+    u32 j = min(leaf_begins[n], l - 1u);
+    u32 level = levels_in[n];
+    u32 top, leaf_level;
+    tv_chain(keys, j, b, levels, &top, &leaf_level);
+    u32 d = chain_starts[j] + (level > top ? level - top : 0u);
+    u32 parent = TV_NONE;
+    if (n != 0u && level > top) {
+        parent = dfs_order[min(d - 1u, nodes - 1u)];
+    } else if (n != 0u && level > 0u) {
+        // The head of a chain: its parent starts before K[j], at the cell of level - 1.
+        u32 jp = tv_lower_bound_before(keys, j, tv_cell_start(keys[j], level - 1u, b, levels));
+        u32 ptop, plevel;
+        tv_chain(keys, jp, b, levels, &ptop, &plevel);
+        u32 dp = chain_starts[jp] + (level - 1u > ptop ? level - 1u - ptop : 0u);
+        parent = dfs_order[min(dp, nodes - 1u)];
+    }
+    parents[n] = parent;
+    u32 end = leaf_begins[n] + leaf_counts[n];
+    escapes[n] = end >= l ? TV_NONE : dfs_order[min(chain_starts[end], nodes - 1u)];
 }
 
 extern "C" __global__ void tv_ranges(const u32* __restrict__ lfp, const u32* __restrict__ leaf_begins,
@@ -252,33 +360,6 @@ extern "C" __global__ void tv_ranges(const u32* __restrict__ lfp, const u32* __r
     particle_begins[n] = begin;
     particle_counts[n] = lfp[end] - begin;
     if (lc == 1u && lb < l) leaf_nodes[lb] = n;
-}
-
-extern "C" __global__ void tv_links(const u64* __restrict__ pkeys, const u64* __restrict__ node_keys,
-                                    const u32* __restrict__ levels_in, const u32* __restrict__ leaf_begins,
-                                    const u32* __restrict__ meta, u32* __restrict__ escapes,
-                                    u32* __restrict__ dfs_positions, u32* __restrict__ dfs_order, u32 node_bound,
-                                    u32 bits_per_level, u32 levels) {
-    u32 n = tv_item();
-    u32 nodes = meta[TV_META_NODES];
-    if (n >= node_bound || n >= nodes) return;
-    u32 b = bits_per_level;
-    u64 key = node_keys[n];
-    u32 level = levels_in[n];
-    u64 end = key + tv_cell_size(level, b, levels);
-    u32 escape = TV_NONE;
-    if (end != tv_shl(1ull, b * levels)) {
-        u32 up = tv_common_level(end - 1ull, end, b, levels) + 1u;
-        escape = tv_lower_bound_u64(pkeys, nodes, tv_placeholder(end, up, b, levels));
-    }
-    escapes[n] = escape;
-    u32 t = 0u;
-    u32 top = min(level, levels);
-    for (u32 l = 1u; l <= top; ++l) t += tv_child_slot(key, l, b, levels);
-    u32 f = leaf_begins[n];
-    u32 pos = level + f + (f - t) / ((1u << b) - 1u);
-    dfs_positions[n] = pos;
-    if (pos < nodes) dfs_order[pos] = n;
 }
 
 extern "C" __global__ void tv_levels(const u64* __restrict__ pkeys, u32* __restrict__ meta,

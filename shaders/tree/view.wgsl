@@ -3,9 +3,9 @@
 // arithmetic, with u64 as vec2<u32> (low word first). Boxes in f32 only (WGSL has no
 // f64): tv_boxes_f32. Module "tree/view": core/common, then this file.
 //
-// What it computes: see view.cu (tv_setup, tv_boundaries, tv_node_keys, then the
-// executor's sort, tv_nodes, tv_ranges, tv_links, tv_levels, tv_child_centric, tv_nf,
-// tv_particle_leaves, tv_boxes_f32). The box rule is Geometry::cell_box's in f32:
+// What it computes: see view.cu (tv_setup, tv_chain_counts, the executor's scan,
+// tv_chains, the executor's 8-bit sort, tv_order, tv_nodes, tv_links, tv_ranges,
+// tv_levels, tv_child_centric, tv_nf, tv_particle_leaves, tv_boxes_f32). The box rule is Geometry::cell_box's in f32:
 // T(corner) = f32(f64(corner)) is computed with integer operations as the two
 // round-to-nearest-even steps (u64 -> 53 bits -> 24 bits), every product and sum is one
 // WGSL f32 operation (correctly rounded); WGSL cannot forbid the driver from contracting
@@ -202,176 +202,6 @@ fn tv_setup(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
     su_meta[7] = 0u;
 }
 
-// ---- tv_boundaries --------------------------------------------------------------------------
-
-struct BoundaryParams {
-    boundary_bound: u32,
-    bits_per_level: u32,
-    levels: u32,
-    off_bo_keys: u32,
-}
-
-@group(0) @binding(0) var<storage, read> bo_keys: array<vec2<u32>>;
-@group(0) @binding(1) var<storage, read> bo_meta: array<u32>;
-@group(0) @binding(2) var<storage, read_write> bo_flags: array<u32>;
-@group(0) @binding(3) var<storage, read_write> bo_internal: array<vec2<u32>>;
-@group(0) @binding(4) var<uniform> bo_p: BoundaryParams;
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn tv_boundaries(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                 @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = item(wid, nwg, lid);
-    if i >= bo_p.boundary_bound || i >= bo_meta[META_BOUNDARIES] {
-        return;
-    }
-    let b = bo_p.bits_per_level;
-    let levels = bo_p.levels;
-    let k0 = bo_keys[bo_p.off_bo_keys + i];
-    let k1 = bo_keys[bo_p.off_bo_keys + i + 1u];
-    let level = common_level(k0, k1, b, levels);
-    bo_flags[i] = select(0u, 1u, child_slot(k1, level + 1u, b, levels) == 1u);
-    bo_internal[i] = placeholder(cell_start(k1, level, b, levels), level, b, levels);
-}
-
-// ---- tv_node_keys ---------------------------------------------------------------------------
-
-struct NodeKeyParams {
-    node_bound: u32,
-    bits_per_level: u32,
-    levels: u32,
-    off_nk_keys: u32,
-    off_nk_lfp: u32,
-}
-
-@group(0) @binding(0) var<storage, read> nk_keys: array<vec2<u32>>;
-@group(0) @binding(1) var<storage, read> nk_lfp: array<u32>;
-@group(0) @binding(2) var<storage, read> nk_compacted: array<vec2<u32>>;
-@group(0) @binding(3) var<storage, read> nk_internal_count: array<u32>;
-@group(0) @binding(4) var<storage, read_write> nk_meta: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> nk_pkeys: array<vec2<u32>>;
-@group(0) @binding(6) var<storage, read_write> nk_vals: array<u32>;
-@group(0) @binding(7) var<uniform> nk_p: NodeKeyParams;
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn tv_node_keys(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let n = item(wid, nwg, lid);
-    if n >= nk_p.node_bound {
-        return;
-    }
-    let b = nk_p.bits_per_level;
-    let levels = nk_p.levels;
-    let l = atomicLoad(&nk_meta[META_LEAVES]);
-    let internal = nk_internal_count[0];
-    // min(l + internal, node_bound) without overflow.
-    var nodes = nk_p.node_bound;
-    if internal < nk_p.node_bound && l < nk_p.node_bound - internal {
-        nodes = l + internal;
-    }
-    if n == 0u {
-        let gaps = (1u << b) - 1u;
-        if internal != (l - 1u) / gaps {
-            atomicOr(&nk_meta[META_ERRORS], ERR_INTERNAL_COUNT);
-        }
-        atomicStore(&nk_meta[META_INTERNAL], internal);
-        atomicStore(&nk_meta[META_NODES], nodes);
-    }
-    nk_vals[n] = n;
-    if n < l {
-        let k0 = nk_keys[nk_p.off_nk_keys + n];
-        let size = sub64(nk_keys[nk_p.off_nk_keys + n + 1u], k0);
-        nk_pkeys[n] = placeholder(k0, levels - ctz64(size) / b, b, levels);
-        if nk_lfp[nk_p.off_nk_lfp + n] > nk_lfp[nk_p.off_nk_lfp + n + 1u] {
-            atomicOr(&nk_meta[META_ERRORS], ERR_STARTS_DECREASE);
-        }
-    } else if n < nodes {
-        nk_pkeys[n] = nk_compacted[n - l];
-    } else {
-        nk_pkeys[n] = vec2<u32>(0xffffffffu, 0xffffffffu);
-    }
-}
-
-// ---- tv_nodes -------------------------------------------------------------------------------
-
-struct NodeParams {
-    node_bound: u32,
-    bits_per_level: u32,
-    levels: u32,
-    off_nd_keys: u32,
-}
-
-@group(0) @binding(0) var<storage, read> nd_pkeys: array<vec2<u32>>;
-@group(0) @binding(1) var<storage, read> nd_keys: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> nd_meta: array<u32>;
-@group(0) @binding(3) var<storage, read_write> nd_node_keys: array<vec2<u32>>;
-@group(0) @binding(4) var<storage, read_write> nd_levels: array<u32>;
-@group(0) @binding(5) var<storage, read_write> nd_parents: array<u32>;
-@group(0) @binding(6) var<storage, read_write> nd_first_children: array<u32>;
-@group(0) @binding(7) var<storage, read_write> nd_leaf_begins: array<u32>;
-@group(0) @binding(8) var<storage, read_write> nd_leaf_counts: array<u32>;
-@group(0) @binding(9) var<uniform> nd_p: NodeParams;
-
-fn nd_lower_p(n: u32, q: vec2<u32>) -> u32 {
-    var first = 0u;
-    var count = n;
-    while count > 0u {
-        let step = count / 2u;
-        let probe = first + step;
-        if u64_lt(nd_pkeys[probe], q) {
-            first = probe + 1u;
-            count -= step + 1u;
-        } else {
-            count = step;
-        }
-    }
-    return first;
-}
-
-fn nd_lower_k(n: u32, q: vec2<u32>) -> u32 {
-    var first = 0u;
-    var count = n;
-    while count > 0u {
-        let step = count / 2u;
-        let probe = first + step;
-        if u64_lt(nd_keys[nd_p.off_nd_keys + probe], q) {
-            first = probe + 1u;
-            count -= step + 1u;
-        } else {
-            count = step;
-        }
-    }
-    return first;
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn tv_nodes(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-            @builtin(num_workgroups) nwg: vec3<u32>) {
-    let n = item(wid, nwg, lid);
-    let nodes = nd_meta[META_NODES];
-    if n >= nd_p.node_bound || n >= nodes {
-        return;
-    }
-    let b = nd_p.bits_per_level;
-    let levels = nd_p.levels;
-    let l = nd_meta[META_LEAVES];
-    let p = nd_pkeys[n];
-    let level = placeholder_level(p, b);
-    let key = placeholder_start(p, b, levels);
-    nd_node_keys[n] = key;
-    nd_levels[n] = level;
-    nd_parents[n] = select(nd_lower_p(nodes, shr64(p, b)), NONE, n == 0u);
-    let first = nd_lower_k(l + 1u, key);
-    let end = nd_lower_k(l + 1u, u64_add(key, cell_size(level, b, levels)));
-    let count = end - first;
-    nd_leaf_begins[n] = first;
-    nd_leaf_counts[n] = count;
-    var fc = NONE;
-    if count != 1u {
-        fc = nd_lower_p(nodes, shl64(p, b));
-    }
-    nd_first_children[n] = fc;
-}
-
 // ---- tv_ranges ------------------------------------------------------------------------------
 
 struct RangeParams {
@@ -412,38 +242,303 @@ fn tv_ranges(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
     }
 }
 
+// ---- chains (view.cu: tv_leaf_level, tv_aligned_level, tv_chain) --------------------------
+
+// A leaf's level from its size (a power of 2^b; clamped to 0..=levels).
+fn leaf_level(k0: vec2<u32>, k1: vec2<u32>, b: u32, levels: u32) -> u32 {
+    let steps = ctz64(sub64(k1, k0)) / b;
+    return select(levels - steps, 0u, steps >= levels);
+}
+
+// The coarsest level at which `key` starts a cell (0 for key 0).
+fn aligned_level(key: vec2<u32>, b: u32, levels: u32) -> u32 {
+    let steps = ctz64(key) / b;
+    return select(levels - steps, 0u, steps >= levels);
+}
+
+// The coarsest level of the chain of a leaf with first key k0 and level `leaf`.
+fn chain_top(k0: vec2<u32>, leaf: u32, b: u32, levels: u32) -> u32 {
+    return min(aligned_level(k0, b, levels), leaf);
+}
+
+// ---- tv_chain_counts ------------------------------------------------------------------------
+
+struct ChainCountParams {
+    leaf_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+    off_cn_keys: u32,
+    off_cn_lfp: u32,
+}
+
+@group(0) @binding(0) var<storage, read> cn_keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> cn_lfp: array<u32>;
+@group(0) @binding(2) var<storage, read_write> cn_meta: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> cn_counts: array<u32>;
+@group(0) @binding(4) var<uniform> cn_p: ChainCountParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_chain_counts(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+    let j = item(wid, nwg, lid);
+    if j >= cn_p.leaf_bound || j >= atomicLoad(&cn_meta[META_LEAVES]) {
+        return;
+    }
+    let b = cn_p.bits_per_level;
+    let levels = cn_p.levels;
+    let k0 = cn_keys[cn_p.off_cn_keys + j];
+    let level = leaf_level(k0, cn_keys[cn_p.off_cn_keys + j + 1u], b, levels);
+    cn_counts[j] = level - chain_top(k0, level, b, levels) + 1u;
+    if cn_lfp[cn_p.off_cn_lfp + j] > cn_lfp[cn_p.off_cn_lfp + j + 1u] {
+        atomicOr(&cn_meta[META_ERRORS], ERR_STARTS_DECREASE);
+    }
+}
+
+// ---- tv_chains ------------------------------------------------------------------------------
+
+struct ChainParams {
+    node_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+    off_ch_keys: u32,
+}
+
+@group(0) @binding(0) var<storage, read> ch_keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> ch_chain_starts: array<u32>;
+@group(0) @binding(2) var<storage, read_write> ch_meta: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> ch_level_keys: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read_write> ch_leaf_of: array<u32>;
+@group(0) @binding(5) var<uniform> ch_p: ChainParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_chains(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = item(wid, nwg, lid);
+    if t >= ch_p.node_bound {
+        return;
+    }
+    let b = ch_p.bits_per_level;
+    let levels = ch_p.levels;
+    let l = atomicLoad(&ch_meta[META_LEAVES]);
+    let total = ch_chain_starts[l];
+    let nodes = min(total, ch_p.node_bound);
+    if t == 0u {
+        let internal = select(0u, total - l, total >= l);
+        if total < l || internal != (l - 1u) / ((1u << b) - 1u) {
+            atomicOr(&ch_meta[META_ERRORS], ERR_INTERNAL_COUNT);
+        }
+        atomicStore(&ch_meta[META_INTERNAL], internal);
+        atomicStore(&ch_meta[META_NODES], nodes);
+    }
+    if t < l {
+        let k0 = ch_keys[ch_p.off_ch_keys + t];
+        let level = leaf_level(k0, ch_keys[ch_p.off_ch_keys + t + 1u], b, levels);
+        let top = chain_top(k0, level, b, levels);
+        let start = ch_chain_starts[t];
+        for (var v = top; v <= level; v++) {
+            let d = start + (v - top);
+            if d >= nodes {
+                break;
+            }
+            ch_level_keys[d] = vec2<u32>(v, 0u);
+            ch_leaf_of[d] = t;
+        }
+    }
+    if t >= nodes {
+        ch_level_keys[t] = vec2<u32>(0xffffffffu, 0xffffffffu);
+        ch_leaf_of[t] = 0u;
+    }
+}
+
+// ---- tv_order -------------------------------------------------------------------------------
+
+struct OrderParams {
+    node_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+    off_or_keys: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> or_pkeys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> or_leaf_of: array<u32>;
+@group(0) @binding(2) var<storage, read> or_keys: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read> or_chain_starts: array<u32>;
+@group(0) @binding(4) var<storage, read> or_meta: array<u32>;
+@group(0) @binding(5) var<storage, read_write> or_dfs_positions: array<u32>;
+@group(0) @binding(6) var<storage, read_write> or_dfs_order: array<u32>;
+@group(0) @binding(7) var<storage, read_write> or_levels: array<u32>;
+@group(0) @binding(8) var<storage, read_write> or_node_keys: array<vec2<u32>>;
+@group(0) @binding(9) var<uniform> or_p: OrderParams;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_order(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    let nodes = or_meta[META_NODES];
+    if n >= or_p.node_bound || n >= nodes {
+        return;
+    }
+    let b = or_p.bits_per_level;
+    let levels = or_p.levels;
+    let l = or_meta[META_LEAVES];
+    let level = min(or_pkeys[n].x & 0xffu, levels);
+    let j = min(or_leaf_of[n], l - 1u);
+    let k0 = or_keys[or_p.off_or_keys + j];
+    let top = chain_top(k0, leaf_level(k0, or_keys[or_p.off_or_keys + j + 1u], b, levels), b, levels);
+    let d = min(or_chain_starts[j] + select(0u, level - top, level > top), nodes - 1u);
+    or_dfs_positions[n] = d;
+    or_dfs_order[d] = n;
+    or_levels[n] = level;
+    or_node_keys[n] = k0;
+    or_pkeys[n] = placeholder(k0, level, b, levels);
+}
+
+// ---- tv_nodes -------------------------------------------------------------------------------
+
+struct NodeParams {
+    node_bound: u32,
+    bits_per_level: u32,
+    levels: u32,
+    off_nd_keys: u32,
+}
+
+@group(0) @binding(0) var<storage, read> nd_leaf_of: array<u32>;
+@group(0) @binding(1) var<storage, read> nd_keys: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> nd_dfs_positions: array<u32>;
+@group(0) @binding(3) var<storage, read> nd_dfs_order: array<u32>;
+@group(0) @binding(4) var<storage, read> nd_levels: array<u32>;
+@group(0) @binding(5) var<storage, read> nd_meta: array<u32>;
+@group(0) @binding(6) var<storage, read_write> nd_first_children: array<u32>;
+@group(0) @binding(7) var<storage, read_write> nd_leaf_begins: array<u32>;
+@group(0) @binding(8) var<storage, read_write> nd_leaf_counts: array<u32>;
+@group(0) @binding(9) var<uniform> nd_p: NodeParams;
+
+// lower_bound_one over K[lo..n) (view.cu: tv_lower_bound_after): galloping up from lo,
+// then the halving loop in the window found.
+fn nd_lower_after(lo: u32, n: u32, q: vec2<u32>) -> u32 {
+    var left = lo;
+    var last = n;
+    var step = 1u;
+    loop {
+        if left >= n || step - 1u >= n - left {
+            break;
+        }
+        let probe = left + step - 1u;
+        if !u64_lt(nd_keys[nd_p.off_nd_keys + probe], q) {
+            last = probe;
+            break;
+        }
+        left = probe + 1u;
+        if step >= 0x80000000u {
+            break;
+        }
+        step = step << 1u;
+    }
+    var first = left;
+    var count = last - left;
+    while count > 0u {
+        let half = count / 2u;
+        let probe = first + half;
+        if u64_lt(nd_keys[nd_p.off_nd_keys + probe], q) {
+            first = probe + 1u;
+            count -= half + 1u;
+        } else {
+            count = half;
+        }
+    }
+    return first;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn tv_nodes(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = item(wid, nwg, lid);
+    let nodes = nd_meta[META_NODES];
+    if n >= nd_p.node_bound || n >= nodes {
+        return;
+    }
+    let b = nd_p.bits_per_level;
+    let levels = nd_p.levels;
+    let l = nd_meta[META_LEAVES];
+    let j = min(nd_leaf_of[n], l - 1u);
+    let level = nd_levels[n];
+    let k0 = nd_keys[nd_p.off_nd_keys + j];
+    let leaf = leaf_level(k0, nd_keys[nd_p.off_nd_keys + j + 1u], b, levels);
+    var end = j + 1u;
+    if level < leaf {
+        end = nd_lower_after(j + 1u, l + 1u, u64_add(k0, cell_size(level, b, levels)));
+    }
+    end = min(end, l);
+    let count = select(0u, end - j, end > j);
+    nd_leaf_begins[n] = j;
+    nd_leaf_counts[n] = count;
+    var fc = NONE;
+    if count != 1u {
+        fc = nd_dfs_order[min(nd_dfs_positions[n] + 1u, nodes - 1u)];
+    }
+    nd_first_children[n] = fc;
+}
+
 // ---- tv_links -------------------------------------------------------------------------------
 
 struct LinkParams {
     node_bound: u32,
     bits_per_level: u32,
     levels: u32,
+    off_lk_keys: u32,
 }
 
-@group(0) @binding(0) var<storage, read> lk_pkeys: array<vec2<u32>>;
-@group(0) @binding(1) var<storage, read> lk_node_keys: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> lk_levels: array<u32>;
-@group(0) @binding(3) var<storage, read> lk_leaf_begins: array<u32>;
-@group(0) @binding(4) var<storage, read> lk_meta: array<u32>;
-@group(0) @binding(5) var<storage, read_write> lk_escapes: array<u32>;
-@group(0) @binding(6) var<storage, read_write> lk_dfs_positions: array<u32>;
-@group(0) @binding(7) var<storage, read_write> lk_dfs_order: array<u32>;
-@group(0) @binding(8) var<uniform> lk_p: LinkParams;
+@group(0) @binding(0) var<storage, read> lk_keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> lk_chain_starts: array<u32>;
+@group(0) @binding(2) var<storage, read> lk_dfs_order: array<u32>;
+@group(0) @binding(3) var<storage, read> lk_levels: array<u32>;
+@group(0) @binding(4) var<storage, read> lk_leaf_begins: array<u32>;
+@group(0) @binding(5) var<storage, read> lk_leaf_counts: array<u32>;
+@group(0) @binding(6) var<storage, read> lk_meta: array<u32>;
+@group(0) @binding(7) var<storage, read_write> lk_parents: array<u32>;
+@group(0) @binding(8) var<storage, read_write> lk_escapes: array<u32>;
+@group(0) @binding(9) var<uniform> lk_p: LinkParams;
 
-fn lk_lower_p(n: u32, q: vec2<u32>) -> u32 {
+// lower_bound_one over K[0..=hi] given K[hi] >= q (view.cu: tv_lower_bound_before):
+// galloping down from hi, then the halving loop in the window found.
+fn lk_lower_before(hi: u32, q: vec2<u32>) -> u32 {
     var first = 0u;
-    var count = n;
-    while count > 0u {
-        let step = count / 2u;
-        let probe = first + step;
-        if u64_lt(lk_pkeys[probe], q) {
+    var right = hi;
+    var step = 1u;
+    loop {
+        if step > right {
+            break;
+        }
+        let probe = right - step;
+        if u64_lt(lk_keys[lk_p.off_lk_keys + probe], q) {
             first = probe + 1u;
-            count -= step + 1u;
+            break;
+        }
+        right = probe;
+        if step >= 0x80000000u {
+            break;
+        }
+        step = step << 1u;
+    }
+    var count = right - first;
+    while count > 0u {
+        let half = count / 2u;
+        let probe = first + half;
+        if u64_lt(lk_keys[lk_p.off_lk_keys + probe], q) {
+            first = probe + 1u;
+            count -= half + 1u;
         } else {
-            count = step;
+            count = half;
         }
     }
     return first;
+}
+
+// The DFS position of the node of level `level` in the chain of leaf j.
+fn lk_position(j: u32, level: u32, b: u32, levels: u32) -> u32 {
+    let k0 = lk_keys[lk_p.off_lk_keys + j];
+    let top = chain_top(k0, leaf_level(k0, lk_keys[lk_p.off_lk_keys + j + 1u], b, levels), b, levels);
+    return lk_chain_starts[j] + select(0u, level - top, level > top);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -456,26 +551,27 @@ fn tv_links(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
     }
     let b = lk_p.bits_per_level;
     let levels = lk_p.levels;
-    let key = lk_node_keys[n];
+    let l = lk_meta[META_LEAVES];
+    let j = min(lk_leaf_begins[n], l - 1u);
     let level = lk_levels[n];
-    let end = u64_add(key, cell_size(level, b, levels));
+    let k0 = lk_keys[lk_p.off_lk_keys + j];
+    let top = chain_top(k0, leaf_level(k0, lk_keys[lk_p.off_lk_keys + j + 1u], b, levels), b, levels);
+    var parent = NONE;
+    if n != 0u && level > top {
+        let d = lk_chain_starts[j] + (level - top);
+        parent = lk_dfs_order[min(d - 1u, nodes - 1u)];
+    } else if n != 0u && level > 0u {
+        // The head of a chain: its parent starts before K[j], at the cell of level - 1.
+        let jp = lk_lower_before(j, cell_start(k0, level - 1u, b, levels));
+        parent = lk_dfs_order[min(lk_position(jp, level - 1u, b, levels), nodes - 1u)];
+    }
+    lk_parents[n] = parent;
+    let end = lk_leaf_begins[n] + lk_leaf_counts[n];
     var escape = NONE;
-    if !eq64(end, one_shl(b * levels)) {
-        let up = common_level(sub64(end, vec2<u32>(1u, 0u)), end, b, levels) + 1u;
-        escape = lk_lower_p(nodes, placeholder(end, up, b, levels));
+    if end < l {
+        escape = lk_dfs_order[min(lk_chain_starts[end], nodes - 1u)];
     }
     lk_escapes[n] = escape;
-    var t = 0u;
-    let top = min(level, levels);
-    for (var lv = 1u; lv <= top; lv++) {
-        t += child_slot(key, lv, b, levels);
-    }
-    let f = lk_leaf_begins[n];
-    let pos = level + f + (f - t) / ((1u << b) - 1u);
-    lk_dfs_positions[n] = pos;
-    if pos < nodes {
-        lk_dfs_order[pos] = n;
-    }
 }
 
 // ---- tv_levels ------------------------------------------------------------------------------

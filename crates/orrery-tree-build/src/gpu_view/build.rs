@@ -6,8 +6,8 @@ use orrery_core::sfc::hilbert::DECODE_3D;
 use orrery_core::{Error, Executor, Real, Result, Slice, Storage, View, ViewMut};
 
 use super::kernels::{
-    ITEM_THREADS, META_BOUNDARIES, META_WORDS, VIEW, tv_boundaries, tv_boxes_f32, tv_boxes_f64, tv_child_centric,
-    tv_levels, tv_links, tv_nf, tv_node_keys, tv_nodes, tv_particle_leaves, tv_ranges, tv_setup,
+    ITEM_THREADS, META_LEAVES, META_WORDS, VIEW, tv_boxes_f32, tv_boxes_f64, tv_chain_counts, tv_chains,
+    tv_child_centric, tv_levels, tv_links, tv_nf, tv_nodes, tv_order, tv_particle_leaves, tv_ranges, tv_setup,
 };
 use crate::view::Geometry;
 
@@ -186,8 +186,6 @@ impl<E: Executor + ?Sized> Copy for ViewInput<'_, E> {}
 pub(crate) struct Bounds {
     /// Leaves.
     pub leaves: usize,
-    /// Boundaries (at least 1, so every compaction has an element).
-    pub boundaries: usize,
     /// Nodes: `leaves + (leaves - 1) / (2^b - 1)`.
     pub nodes: usize,
     /// Particles (at least 1).
@@ -212,7 +210,6 @@ impl Bounds {
         check_count("particle bound", particles)?;
         Ok(Self {
             leaves,
-            boundaries: (leaves - 1).max(1),
             nodes: nodes as usize,
             particles: particles.max(1),
             levels: layout.levels() as usize + 2,
@@ -327,12 +324,14 @@ device_arrays! {
 
 /// Scratch of a build: not part of the view.
 struct Scratch<E: GpuExecutor, T: Real> {
+    /// The host leaf count, for a [`LeafCount::Host`] build.
     count: E::Buffer<u32>,
-    flags: E::Buffer<u32>,
-    internal: E::Buffer<u64>,
-    compacted: E::Buffer<u64>,
-    internal_count: E::Buffer<u32>,
-    values: E::Buffer<u32>,
+    /// Chain length per leaf (`Lb`).
+    chain_counts: E::Buffer<u32>,
+    /// Their exclusive scan: the DFS position of each chain's head, `N` last (`Lb + 1`).
+    chain_starts: E::Buffer<u32>,
+    /// The leaf of each node: by DFS position, then (sorted) by level order (`Nb`).
+    leaf_of: E::Buffer<u32>,
     table: E::Buffer<u32>,
     side_log2: E::Buffer<u32>,
     /// The geometry whose tables `table` and `side_log2` hold.
@@ -344,11 +343,9 @@ impl<E: GpuExecutor, T: Real> Scratch<E, T> {
         let t = tables(geometry);
         Ok(Self {
             count: alloc(exec, 1)?,
-            flags: alloc(exec, b.boundaries)?,
-            internal: alloc(exec, b.boundaries)?,
-            compacted: alloc(exec, b.boundaries)?,
-            internal_count: alloc(exec, 1)?,
-            values: alloc(exec, b.nodes)?,
+            chain_counts: alloc(exec, b.leaves)?,
+            chain_starts: alloc(exec, b.leaves + 1)?,
+            leaf_of: alloc(exec, b.nodes)?,
             table: exec.upload(&t.table)?,
             side_log2: exec.upload(&t.side_log2)?,
             geometry: *geometry,
@@ -356,10 +353,9 @@ impl<E: GpuExecutor, T: Real> Scratch<E, T> {
     }
 
     fn fit(&mut self, exec: &E, b: &Bounds, geometry: &Geometry<T>) -> Result<()> {
-        fit(exec, &mut self.flags, b.boundaries)?;
-        fit(exec, &mut self.internal, b.boundaries)?;
-        fit(exec, &mut self.compacted, b.boundaries)?;
-        fit(exec, &mut self.values, b.nodes)?;
+        fit(exec, &mut self.chain_counts, b.leaves)?;
+        fit(exec, &mut self.chain_starts, b.leaves + 1)?;
+        fit(exec, &mut self.leaf_of, b.nodes)?;
         if self.geometry != *geometry {
             let t = tables(geometry);
             fit(exec, &mut self.table, t.table.len())?;
@@ -457,7 +453,7 @@ impl<E: GpuExecutor, T: GpuViewReal> GpuTreeViewBuilder<E, T> {
     fn prepare(&mut self, exec: &E, geometry: &Geometry<T>, bounds: &Bounds) -> Result<&mut State<E, T>> {
         let want = Reserve {
             sort_pairs: bounds.nodes.max(self.reserved.sort_pairs),
-            scan: bounds.boundaries.max(self.reserved.scan),
+            scan: bounds.leaves.max(self.reserved.scan),
             ..Reserve::default()
         };
         if want != self.reserved {
@@ -518,7 +514,7 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
 ) -> Result<()> {
     let layout = geometry.key_layout();
     let (bits, levels) = (layout.bits_per_level(), layout.levels());
-    let (lb, bb, nb, pb) = (b.leaves as u32, b.boundaries as u32, b.nodes as u32, b.particles as u32);
+    let (lb, nb, pb) = (b.leaves as u32, b.nodes as u32, b.particles as u32);
     let per = |items: usize| LaunchConfig::<E>::per_item(items, ITEM_THREADS);
     let one = LaunchConfig::<E>::blocks(1, ITEM_THREADS);
 
@@ -535,39 +531,70 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
         LeafCount::Device(c) => c.slot(),
     };
     tv_setup(exec, &one, count, input.leaf_starts, &mut v.meta, lb, input.particle_bound as u32)?;
-    tv_boundaries(exec, &per(b.boundaries), input.leaves, &v.meta, &mut s.flags, &mut s.internal, bb, bits, levels)?;
+    // DFS order: the chains of the leaves in turn (their starts by one scan) ...
+    tv_chain_counts(exec, &per(b.leaves), input.leaves, input.leaf_starts, &mut v.meta, &mut s.chain_counts, lb, bits, levels)?;
     {
-        let live = DeviceCount::new(v.meta.slice(META_BOUNDARIES..META_BOUNDARIES + 1)?, b.boundaries)?;
-        exec.compact_counted(&s.internal, &s.flags, live, &mut s.compacted, &mut s.internal_count)?;
+        let live = DeviceCount::new(v.meta.slice(META_LEAVES..META_LEAVES + 1)?, b.leaves)?;
+        exec.exclusive_scan_counted(&s.chain_counts, live, &mut s.chain_starts)?;
     }
-    let pkeys = &mut v.placeholder_keys;
-    tv_node_keys(
+    tv_chains(
         exec,
         &per(b.nodes),
         input.leaves,
-        input.leaf_starts,
-        &s.compacted,
-        &s.internal_count,
+        &s.chain_starts,
         &mut v.meta,
-        &mut *pkeys,
-        &mut s.values,
+        &mut v.placeholder_keys,
+        &mut s.leaf_of,
         nb,
         bits,
         levels,
     )?;
-    exec.sort_pairs(pkeys, &mut s.values, 0..64)?;
+    // ... and level order: DFS order stably sorted by level (levels < 2^8, padding last).
+    exec.sort_pairs(&mut v.placeholder_keys, &mut s.leaf_of, 0..8)?;
+    tv_order(
+        exec,
+        &per(b.nodes),
+        &mut v.placeholder_keys,
+        &s.leaf_of,
+        input.leaves,
+        &s.chain_starts,
+        &v.meta,
+        &mut v.dfs_positions,
+        &mut v.dfs_order,
+        &mut v.levels,
+        &mut v.keys,
+        nb,
+        bits,
+        levels,
+    )?;
     tv_nodes(
         exec,
         &per(b.nodes),
-        &v.placeholder_keys,
+        &s.leaf_of,
         input.leaves,
+        &v.dfs_positions,
+        &v.dfs_order,
+        &v.levels,
         &v.meta,
-        &mut v.keys,
-        &mut v.levels,
-        &mut v.parents,
         &mut v.first_children,
         &mut v.leaf_begins,
         &mut v.leaf_counts,
+        nb,
+        bits,
+        levels,
+    )?;
+    tv_links(
+        exec,
+        &per(b.nodes),
+        input.leaves,
+        &s.chain_starts,
+        &v.dfs_order,
+        &v.levels,
+        &v.leaf_begins,
+        &v.leaf_counts,
+        &v.meta,
+        &mut v.parents,
+        &mut v.escapes,
         nb,
         bits,
         levels,
@@ -583,21 +610,6 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
         &mut v.particle_counts,
         &mut v.leaf_nodes,
         nb,
-    )?;
-    tv_links(
-        exec,
-        &per(b.nodes),
-        &v.placeholder_keys,
-        &v.keys,
-        &v.levels,
-        &v.leaf_begins,
-        &v.meta,
-        &mut v.escapes,
-        &mut v.dfs_positions,
-        &mut v.dfs_order,
-        nb,
-        bits,
-        levels,
     )?;
     tv_levels(
         exec,

@@ -14,13 +14,14 @@ pub const VIEW: KernelSource =
 pub const MODULES: [KernelSource; 1] = [VIEW];
 
 /// Entry points in both languages.
-pub const ENTRIES: [&str; 12] = [
+pub const ENTRIES: [&str; 13] = [
     "tv_setup",
-    "tv_boundaries",
-    "tv_node_keys",
+    "tv_chain_counts",
+    "tv_chains",
+    "tv_order",
     "tv_nodes",
-    "tv_ranges",
     "tv_links",
+    "tv_ranges",
     "tv_levels",
     "tv_child_centric",
     "tv_nf",
@@ -36,7 +37,9 @@ pub(crate) const ITEM_THREADS: u32 = 256;
 pub(crate) const META_WORDS: usize = 8;
 /// `meta` word: live leaves `L`.
 pub(crate) const META_LEAVES: usize = 0;
-/// `meta` word: `L - 1`, the compaction's device count.
+/// `meta` word: `L - 1` (written by `tv_setup`; read by no kernel since the view stopped
+/// compacting boundaries, kept so the status block's layout is unchanged).
+#[cfg_attr(not(test), allow(dead_code, reason = "a word of the status block, checked against the sources in tests"))]
 pub(crate) const META_BOUNDARIES: usize = 1;
 /// `meta` word: internal nodes.
 pub(crate) const META_INTERNAL: usize = 2;
@@ -68,21 +71,35 @@ orrery_core::kernels! {
     module = VIEW;
     /// The live counts and input error bits into `meta` (one thread).
     pub(crate) fn tv_setup(read count: u32, read lfp: u32, write meta: u32, scalar leaf_bound: u32, scalar particle_bound: u32);
-    /// Per boundary: first-boundary flag and internal placeholder key.
-    pub(crate) fn tv_boundaries(
-        read keys: u64, read meta: u32, write flags: u32, write internal: u64,
-        scalar boundary_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
+    /// Per leaf: the length of its chain (the nodes that start at its key); checks the
+    /// leaf starts.
+    pub(crate) fn tv_chain_counts(
+        read keys: u64, read lfp: u32, write meta: u32, write counts: u32,
+        scalar leaf_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
     );
-    /// Per node slot: the unsorted placeholder keys (leaves, internal, padding) and values.
-    pub(crate) fn tv_node_keys(
-        read keys: u64, read lfp: u32, read compacted: u64, read internal_count: u32, write meta: u32,
-        write pkeys: u64, write vals: u32,
+    /// Per node slot: the chains' levels (sort keys) and leaves at their DFS positions,
+    /// padding past `N`; the node count and the internal-node check.
+    pub(crate) fn tv_chains(
+        read keys: u64, read chain_starts: u32, write meta: u32, write level_keys: u64, write leaf_of: u32,
         scalar node_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
     );
-    /// Per node: key, level, parent, first child, leaf range.
+    /// Per node (level order): DFS position and its inverse, level, key, placeholder key
+    /// (over the sorted level keys in `pkeys`).
+    pub(crate) fn tv_order(
+        write pkeys: u64, read leaf_of: u32, read keys: u64, read chain_starts: u32, read meta: u32,
+        write dfs_positions: u32, write dfs_order: u32, write levels_out: u32, write node_keys: u64,
+        scalar node_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
+    );
+    /// Per node: leaf range and first child.
     pub(crate) fn tv_nodes(
-        read pkeys: u64, read keys: u64, read meta: u32, write node_keys: u64, write levels_out: u32,
-        write parents: u32, write first_children: u32, write leaf_begins: u32, write leaf_counts: u32,
+        read leaf_of: u32, read keys: u64, read dfs_positions: u32, read dfs_order: u32, read levels_in: u32,
+        read meta: u32, write first_children: u32, write leaf_begins: u32, write leaf_counts: u32,
+        scalar node_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
+    );
+    /// Per node: parent and escape.
+    pub(crate) fn tv_links(
+        read keys: u64, read chain_starts: u32, read dfs_order: u32, read levels_in: u32, read leaf_begins: u32,
+        read leaf_counts: u32, read meta: u32, write parents: u32, write escapes: u32,
         scalar node_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
     );
     /// Per node: particle range and the leaf-to-node scatter.
@@ -90,12 +107,6 @@ orrery_core::kernels! {
         read lfp: u32, read leaf_begins: u32, read leaf_counts: u32, read meta: u32,
         write particle_begins: u32, write particle_counts: u32, write leaf_nodes: u32,
         scalar node_bound: u32,
-    );
-    /// Per node: escape, DFS position and the DFS order scatter.
-    pub(crate) fn tv_links(
-        read pkeys: u64, read node_keys: u64, read levels_in: u32, read leaf_begins: u32, read meta: u32,
-        write escapes: u32, write dfs_positions: u32, write dfs_order: u32,
-        scalar node_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
     );
     /// Per level: offsets, parents per level, depth.
     pub(crate) fn tv_levels(
