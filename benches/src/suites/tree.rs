@@ -105,17 +105,31 @@ fn tree_info(tree: &Tree, passes: u32) -> String {
     )
 }
 
+/// The sizes and sets of a run: 200K of every set with `--quick`; else 2M of every set
+/// and 25.6M uniform and Plummer, restricted to the sizes listed in the environment
+/// variable `ORRERY_TREE_SIZES` (comma-separated particle counts) when it is set.
+fn suite_sizes(cfg: &Config) -> Vec<(usize, &'static [TreeSet])> {
+    let all: Vec<(usize, &'static [TreeSet])> = if cfg.quick {
+        vec![(200_000, &TreeSet::ALL)]
+    } else {
+        vec![(2_000_000, &TreeSet::ALL), (25_600_000, &[TreeSet::Uniform, TreeSet::Plummer])]
+    };
+    match std::env::var("ORRERY_TREE_SIZES") {
+        Ok(list) => {
+            let wanted: Vec<usize> = list.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+            all.into_iter().filter(|(n, _)| wanted.contains(n)).collect()
+        }
+        Err(_) => all,
+    }
+}
+
 /// Runs the suite on the CPU (the calling rayon pool).
 ///
 /// # Errors
 /// Build failures; I/O errors of `--peer-files` are reported as
 /// [`orrery_core::Error::InvalidArgument`].
 pub fn run_cpu(cfg: &Config, executor: &str, peer_files: Option<&Path>) -> Result<Vec<Record>> {
-    let sizes: Vec<(usize, &[TreeSet])> = if cfg.quick {
-        vec![(200_000, &TreeSet::ALL)]
-    } else {
-        vec![(2_000_000, &TreeSet::ALL), (25_600_000, &[TreeSet::Uniform, TreeSet::Plummer])]
-    };
+    let sizes = suite_sizes(cfg);
     let bbox = Aabb::cube(-1.0f64, 1.0)?;
     let mut records = Vec::new();
     for (n, sets) in sizes {
@@ -320,11 +334,7 @@ fn write_peer_pair(dir: &Path, name: &str, points: &[Vec<f64>; 3], bbox: Aabb<f6
 /// Build and device failures.
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub fn run_gpu<E: orrery_core::GpuExecutor>(exec: &E, cfg: &Config) -> Result<Vec<Record>> {
-    let sizes: Vec<(usize, &[TreeSet])> = if cfg.quick {
-        vec![(200_000, &TreeSet::ALL)]
-    } else {
-        vec![(2_000_000, &TreeSet::ALL), (25_600_000, &[TreeSet::Uniform, TreeSet::Plummer])]
-    };
+    let sizes = suite_sizes(cfg);
     let wgsl = exec.kind() == orrery_core::ExecutorKind::Wgpu;
     let mut records = Vec::new();
     for (n, sets) in sizes {
