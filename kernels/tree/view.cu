@@ -34,12 +34,14 @@
 //   tv_levels           per level 0..levels + 1: level offsets, parents per level, depth
 //   tv_child_centric    per node: child-centric position, its inverse, child indices
 //   tv_nf               per node: the leaf's NF value or NF_INTERNAL (u64::MAX)
-//   tv_particle_leaves  per particle q < lfp[L]: upper_bound(lfp[0..L], q) - 1
+//   tv_particle_leaves  per 256 leaves: their particles' leaf, upper_bound(lfp[0..L], q) - 1
+//                       (the search over the leaves' starts in shared memory; stores
+//                       coalesced: a chunk's particles are one range)
 //   tv_boxes_f32/_f64   per node: centre and half-extent (Geometry::cell_box's rule,
 //                       every operation correctly rounded, no FMA: __fmul_rn/__fadd_rn,
 //                       __dmul_rn/__dadd_rn; T(corner) = __double2float_rn(__ull2double_rn))
 //
-// Launch shape: one thread per item (leaf, node slot, level, particle), blocks of
+// Launch shape: one thread per item (leaf, node slot, level), blocks of
 // TV_ITEM_THREADS (any multiple of 32 works), a 1D grid sized for the host-side bound;
 // threads past the live count (read from meta, written on the device) return at once.
 // Why: the leaf count may live on the device (the tree update chains the view without a
@@ -427,11 +429,42 @@ extern "C" __global__ void tv_nf(const u64* __restrict__ nf, const u32* __restri
     node_nf[n] = v;
 }
 
+// Leaves per group of tv_particle_leaves (its shared array holds their starts and the end).
+#define TV_GROUP_LEAVES 256u
+
+// One block per TV_GROUP_LEAVES-leaf chunks of its own blockDim.x leaves: the chunk's
+// leaf starts go to shared memory, then the block writes the chunk's particles (one
+// contiguous range, since leaf ranges are consecutive) with coalesced stores, each
+// particle's leaf found by the halving loop over the shared starts. The result is
+// upper_bound(lfp[0..L], q) - 1 for every particle (the leaf search of steps.rs).
 extern "C" __global__ void tv_particle_leaves(const u32* __restrict__ lfp, const u32* __restrict__ meta,
-                                              u32* __restrict__ particle_leaves, u32 particle_bound) {
-    u32 q = tv_item();
-    if (q >= particle_bound || q >= meta[TV_META_PARTICLES]) return;
-    particle_leaves[q] = tv_upper_bound_u32(lfp, meta[TV_META_LEAVES], q) - 1u;
+                                              u32* __restrict__ particle_leaves, u32 leaf_bound,
+                                              u32 particle_bound) {
+    __shared__ u32 starts[TV_GROUP_LEAVES + 1u];
+    u32 lim = min(meta[TV_META_LEAVES], leaf_bound);
+    u32 p = min(meta[TV_META_PARTICLES], particle_bound);
+    for (u32 c = 0u; c < blockDim.x; c += TV_GROUP_LEAVES) {
+        u32 j0 = blockIdx.x * blockDim.x + c;
+        u32 count = j0 < lim ? min(TV_GROUP_LEAVES, lim - j0) : 0u;
+        __syncthreads();  // the previous chunk is done with `starts`
+        if (count > 0u)
+            for (u32 i = threadIdx.x; i <= count; i += blockDim.x) starts[i] = min(lfp[j0 + i], p);
+        __syncthreads();
+        if (count == 0u) continue;
+        for (u32 q = starts[0] + threadIdx.x; q < starts[count]; q += blockDim.x) {
+            u32 first = 0u, n = count;
+            while (n > 0u) {
+                u32 step = n / 2u, probe = first + step;
+                if (starts[probe] <= q) {
+                    first = probe + 1u;
+                    n -= step + 1u;
+                } else {
+                    n = step;
+                }
+            }
+            particle_leaves[q] = j0 + first - 1u;
+        }
+    }
 }
 
 // ---- boxes ------------------------------------------------------------------------------

@@ -724,9 +724,12 @@ fn tv_nf(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     nf_node_nf[n] = v;
 }
 
-// ---- tv_particle_leaves ---------------------------------------------------------------------
+// ---- tv_particle_leaves (view.cu: one workgroup per chunks of 256 leaves) -------------------
+
+const GROUP_LEAVES: u32 = 256u;
 
 struct ParticleParams {
+    leaf_bound: u32,
     particle_bound: u32,
     off_pl_lfp: u32,
 }
@@ -736,27 +739,45 @@ struct ParticleParams {
 @group(0) @binding(2) var<storage, read_write> pl_particle_leaves: array<u32>;
 @group(0) @binding(3) var<uniform> pl_p: ParticleParams;
 
+var<workgroup> pl_starts: array<u32, 257>;
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn tv_particle_leaves(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                       @builtin(num_workgroups) nwg: vec3<u32>) {
-    let q = item(wid, nwg, lid);
-    if q >= pl_p.particle_bound || q >= pl_meta[META_PARTICLES] {
-        return;
-    }
-    // upper_bound(lfp[0..L], q) - 1
-    var first = 0u;
-    var count = pl_meta[META_LEAVES];
-    while count > 0u {
-        let step = count / 2u;
-        let probe = first + step;
-        if pl_lfp[pl_p.off_pl_lfp + probe] <= q {
-            first = probe + 1u;
-            count -= step + 1u;
-        } else {
-            count = step;
+    let lim = min(pl_meta[META_LEAVES], pl_p.leaf_bound);
+    let p = min(pl_meta[META_PARTICLES], pl_p.particle_bound);
+    for (var c = 0u; c < WORKGROUP_SIZE; c += GROUP_LEAVES) {
+        let j0 = linear_block(wid, nwg) * WORKGROUP_SIZE + c;
+        var count = 0u;
+        if j0 < lim {
+            count = min(GROUP_LEAVES, lim - j0);
+        }
+        workgroupBarrier();
+        if count > 0u {
+            for (var i = lid; i <= count; i += WORKGROUP_SIZE) {
+                pl_starts[i] = min(pl_lfp[pl_p.off_pl_lfp + j0 + i], p);
+            }
+        }
+        workgroupBarrier();
+        if count > 0u {
+            for (var q = pl_starts[0] + lid; q < pl_starts[count]; q += WORKGROUP_SIZE) {
+                // upper_bound(starts[0..count], q) - 1
+                var first = 0u;
+                var n = count;
+                while n > 0u {
+                    let step = n / 2u;
+                    let probe = first + step;
+                    if pl_starts[probe] <= q {
+                        first = probe + 1u;
+                        n -= step + 1u;
+                    } else {
+                        n = step;
+                    }
+                }
+                pl_particle_leaves[q] = j0 + first - 1u;
+            }
         }
     }
-    pl_particle_leaves[q] = first - 1u;
 }
 
 // ---- tv_boxes_f32 ---------------------------------------------------------------------------

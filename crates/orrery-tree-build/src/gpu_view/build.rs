@@ -639,7 +639,7 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
     if let Some(nf) = input.nf {
         tv_nf(exec, &per(b.nodes), nf, &v.leaf_begins, &v.leaf_counts, &mut v.meta, &mut v.nf, nb)?;
     }
-    tv_particle_leaves(exec, &per(b.particles), input.leaf_starts, &v.meta, &mut v.particle_leaves, pb)?;
+    tv_particle_leaves(exec, &per(b.leaves), input.leaf_starts, &v.meta, &mut v.particle_leaves, lb, pb)?;
     let (curve, min, unit) = scalars(geometry);
     T::boxes(
         exec,

@@ -124,8 +124,11 @@ orrery_core::kernels! {
         read nf: u64, read leaf_begins: u32, read leaf_counts: u32, write meta: u32, write node_nf: u64,
         scalar node_bound: u32,
     );
-    /// Per particle: its leaf.
-    pub(crate) fn tv_particle_leaves(read lfp: u32, read meta: u32, write particle_leaves: u32, scalar particle_bound: u32);
+    /// Per chunk of 256 leaves (a block of [`ITEM_THREADS`] leaves): the leaf of each of
+    /// their particles.
+    pub(crate) fn tv_particle_leaves(
+        read lfp: u32, read meta: u32, write particle_leaves: u32, scalar leaf_bound: u32, scalar particle_bound: u32,
+    );
     /// Per node: f32 box.
     pub(crate) fn tv_boxes_f32(
         read node_keys: u64, read levels_in: u32, read table: u32, read side_log2: u32, read meta: u32,

@@ -246,6 +246,20 @@ fn hand_made<E: GpuExecutor, T: GpuViewReal>(exec: &E) {
         let leaves = Leaves::root(shape.layout());
         check(exec, &format!("{ty} root {shape:?}"), &leaves, &[0, 3], geometry::<T>(shape, &unit_box()), None);
     }
+    // A level-3 octree: two chunks of 256 leaves for the particle-leaf kernel, one leaf
+    // of 1,000 particles (more than a chunk's threads), runs of empty leaves.
+    let keys: Vec<u64> = (0..=512u64).map(|i| i << 54).collect();
+    let leaves = Leaves::from_keys(keys, octree).unwrap();
+    let mut lfp = vec![0u32];
+    for i in 0..512u32 {
+        let c = match i {
+            5 => 1000,
+            250..=300 => 0,
+            _ => i % 4,
+        };
+        lfp.push(lfp.last().unwrap() + c);
+    }
+    check(exec, &format!("{ty} crowded leaf"), &leaves, &lfp, hilbert, None);
 }
 
 /// A device leaf count over arrays with garbage past `L + 1` (keys, starts, NF values),
