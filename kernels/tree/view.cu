@@ -27,9 +27,10 @@
 //   tv_nodes            per node: leaf range (a leaf: j..j + 1; internal: a galloping
 //                       search of K up from j for the cell's end), first child = the node
 //                       at DFS position d + 1
-//   tv_links            per node: parent (DFS position d - 1 inside a chain; a chain head's
-//                       parent is found by a galloping search of K down from j), escape =
-//                       the head of the chain of the first leaf past the node's range
+//   tv_links            per node: its children's parent (the 2^b children of a node are
+//                       consecutive in level order; parents are filled with NONE before,
+//                       so the root keeps NONE), escape = the head of the chain of the
+//                       first leaf past the node's leaves
 //   tv_ranges           per node: particle range; leaf -> node (a scatter)
 //   tv_levels           per level 0..levels + 1: level offsets, parents per level, depth
 //   tv_child_centric    per node: child-centric position, its inverse, child indices
@@ -199,20 +200,6 @@ __device__ __forceinline__ void tv_chain(const u64* keys, u32 j, u32 b, u32 leve
     *level = lv;
     *top = min(tv_aligned_level(keys[j], b, levels), lv);
 }
-// lower_bound_one over a[0..=hi] for q, given a[hi] >= q: a galloping search down from
-// hi, then the halving loop in the window found (the same index on a sorted array).
-__device__ __forceinline__ u32 tv_lower_bound_before(const u64* a, u32 hi, u64 q) {
-    u32 first = 0u, right = hi;
-    for (u64 step = 1ull; step <= (u64)right; step <<= 1) {
-        u32 probe = right - (u32)step;
-        if (a[probe] < q) {
-            first = probe + 1u;
-            break;
-        }
-        right = probe;
-    }
-    return first + tv_lower_bound_u64(a + first, right - first, q);
-}
 // lower_bound_one over a[lo..n) for q (lo when a[lo] >= q, n when none is): galloping up
 // from lo, then the halving loop in the window found.
 __device__ __forceinline__ u32 tv_lower_bound_after(const u64* a, u32 lo, u32 n, u64 q) {
@@ -316,33 +303,24 @@ extern "C" __global__ void tv_nodes(const u32* __restrict__ leaf_of, const u64* 
     first_children[n] = count == 1u ? TV_NONE : dfs_order[min(dfs_positions[n] + 1u, nodes - 1u)];
 }
 
-extern "C" __global__ void tv_links(const u64* __restrict__ keys, const u32* __restrict__ chain_starts,
-                                    const u32* __restrict__ dfs_order, const u32* __restrict__ levels_in,
+extern "C" __global__ void tv_links(const u32* __restrict__ chain_starts, const u32* __restrict__ dfs_order,
                                     const u32* __restrict__ leaf_begins, const u32* __restrict__ leaf_counts,
-                                    const u32* __restrict__ meta, u32* __restrict__ parents,
-                                    u32* __restrict__ escapes, u32 node_bound, u32 bits_per_level, u32 levels) {
+                                    const u32* __restrict__ first_children, const u32* __restrict__ meta,
+                                    u32* __restrict__ parents, u32* __restrict__ escapes, u32 node_bound,
+                                    u32 bits_per_level) {
     u32 n = tv_item();
     u32 nodes = meta[TV_META_NODES];
     if (n >= node_bound || n >= nodes) return;
-    u32 b = bits_per_level;
     u32 l = meta[TV_META_LEAVES];
-    u32 j = min(leaf_begins[n], l - 1u);
-    u32 level = levels_in[n];
-    u32 top, leaf_level;
-    tv_chain(keys, j, b, levels, &top, &leaf_level);
-    u32 d = chain_starts[j] + (level > top ? level - top : 0u);
-    u32 parent = TV_NONE;
-    if (n != 0u && level > top) {
-        parent = dfs_order[min(d - 1u, nodes - 1u)];
-    } else if (n != 0u && level > 0u) {
-        // The head of a chain: its parent starts before K[j], at the cell of level - 1.
-        u32 jp = tv_lower_bound_before(keys, j, tv_cell_start(keys[j], level - 1u, b, levels));
-        u32 ptop, plevel;
-        tv_chain(keys, jp, b, levels, &ptop, &plevel);
-        u32 dp = chain_starts[jp] + (level - 1u > ptop ? level - 1u - ptop : 0u);
-        parent = dfs_order[min(dp, nodes - 1u)];
+    // The 2^b children of a node are consecutive in level order (siblings sorted by key,
+    // nothing else of their level in the parent's cell): the parent writes their parent.
+    // Node 0 (the root) is never written: it keeps the fill's NONE on any input.
+    u32 fc = first_children[n];
+    if (fc != TV_NONE) {
+        u32 children = 1u << bits_per_level;
+        for (u32 c = 0u; c < children; ++c)
+            if (fc + c < nodes && fc + c != 0u) parents[fc + c] = n;
     }
-    parents[n] = parent;
     u32 end = leaf_begins[n] + leaf_counts[n];
     escapes[n] = end >= l ? TV_NONE : dfs_order[min(chain_starts[end], nodes - 1u)];
 }

@@ -484,62 +484,17 @@ fn tv_nodes(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
 struct LinkParams {
     node_bound: u32,
     bits_per_level: u32,
-    levels: u32,
-    off_lk_keys: u32,
 }
 
-@group(0) @binding(0) var<storage, read> lk_keys: array<vec2<u32>>;
-@group(0) @binding(1) var<storage, read> lk_chain_starts: array<u32>;
-@group(0) @binding(2) var<storage, read> lk_dfs_order: array<u32>;
-@group(0) @binding(3) var<storage, read> lk_levels: array<u32>;
-@group(0) @binding(4) var<storage, read> lk_leaf_begins: array<u32>;
-@group(0) @binding(5) var<storage, read> lk_leaf_counts: array<u32>;
-@group(0) @binding(6) var<storage, read> lk_meta: array<u32>;
-@group(0) @binding(7) var<storage, read_write> lk_parents: array<u32>;
-@group(0) @binding(8) var<storage, read_write> lk_escapes: array<u32>;
-@group(0) @binding(9) var<uniform> lk_p: LinkParams;
-
-// lower_bound_one over K[0..=hi] given K[hi] >= q (view.cu: tv_lower_bound_before):
-// galloping down from hi, then the halving loop in the window found.
-fn lk_lower_before(hi: u32, q: vec2<u32>) -> u32 {
-    var first = 0u;
-    var right = hi;
-    var step = 1u;
-    loop {
-        if step > right {
-            break;
-        }
-        let probe = right - step;
-        if u64_lt(lk_keys[lk_p.off_lk_keys + probe], q) {
-            first = probe + 1u;
-            break;
-        }
-        right = probe;
-        if step >= 0x80000000u {
-            break;
-        }
-        step = step << 1u;
-    }
-    var count = right - first;
-    while count > 0u {
-        let half = count / 2u;
-        let probe = first + half;
-        if u64_lt(lk_keys[lk_p.off_lk_keys + probe], q) {
-            first = probe + 1u;
-            count -= half + 1u;
-        } else {
-            count = half;
-        }
-    }
-    return first;
-}
-
-// The DFS position of the node of level `level` in the chain of leaf j.
-fn lk_position(j: u32, level: u32, b: u32, levels: u32) -> u32 {
-    let k0 = lk_keys[lk_p.off_lk_keys + j];
-    let top = chain_top(k0, leaf_level(k0, lk_keys[lk_p.off_lk_keys + j + 1u], b, levels), b, levels);
-    return lk_chain_starts[j] + select(0u, level - top, level > top);
-}
+@group(0) @binding(0) var<storage, read> lk_chain_starts: array<u32>;
+@group(0) @binding(1) var<storage, read> lk_dfs_order: array<u32>;
+@group(0) @binding(2) var<storage, read> lk_leaf_begins: array<u32>;
+@group(0) @binding(3) var<storage, read> lk_leaf_counts: array<u32>;
+@group(0) @binding(4) var<storage, read> lk_first_children: array<u32>;
+@group(0) @binding(5) var<storage, read> lk_meta: array<u32>;
+@group(0) @binding(6) var<storage, read_write> lk_parents: array<u32>;
+@group(0) @binding(7) var<storage, read_write> lk_escapes: array<u32>;
+@group(0) @binding(8) var<uniform> lk_p: LinkParams;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn tv_links(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -549,23 +504,18 @@ fn tv_links(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
     if n >= lk_p.node_bound || n >= nodes {
         return;
     }
-    let b = lk_p.bits_per_level;
-    let levels = lk_p.levels;
     let l = lk_meta[META_LEAVES];
-    let j = min(lk_leaf_begins[n], l - 1u);
-    let level = lk_levels[n];
-    let k0 = lk_keys[lk_p.off_lk_keys + j];
-    let top = chain_top(k0, leaf_level(k0, lk_keys[lk_p.off_lk_keys + j + 1u], b, levels), b, levels);
-    var parent = NONE;
-    if n != 0u && level > top {
-        let d = lk_chain_starts[j] + (level - top);
-        parent = lk_dfs_order[min(d - 1u, nodes - 1u)];
-    } else if n != 0u && level > 0u {
-        // The head of a chain: its parent starts before K[j], at the cell of level - 1.
-        let jp = lk_lower_before(j, cell_start(k0, level - 1u, b, levels));
-        parent = lk_dfs_order[min(lk_position(jp, level - 1u, b, levels), nodes - 1u)];
+    // The children of a node are consecutive in level order: the parent writes their
+    // parent (view.cu); the root keeps the fill's NONE.
+    let fc = lk_first_children[n];
+    if fc != NONE {
+        let children = 1u << lk_p.bits_per_level;
+        for (var c = 0u; c < children; c++) {
+            if fc + c < nodes && fc + c != 0u {
+                lk_parents[fc + c] = n;
+            }
+        }
     }
-    lk_parents[n] = parent;
     let end = lk_leaf_begins[n] + lk_leaf_counts[n];
     var escape = NONE;
     if end < l {

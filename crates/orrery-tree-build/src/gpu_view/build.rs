@@ -583,21 +583,20 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
         bits,
         levels,
     )?;
+    exec.fill(ViewMut::of(&mut v.parents), crate::view::NONE)?;
     tv_links(
         exec,
         &per(b.nodes),
-        input.leaves,
         &s.chain_starts,
         &v.dfs_order,
-        &v.levels,
         &v.leaf_begins,
         &v.leaf_counts,
+        &v.first_children,
         &v.meta,
         &mut v.parents,
         &mut v.escapes,
         nb,
         bits,
-        levels,
     )?;
     tv_ranges(
         exec,

@@ -96,11 +96,11 @@ orrery_core::kernels! {
         read meta: u32, write first_children: u32, write leaf_begins: u32, write leaf_counts: u32,
         scalar node_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
     );
-    /// Per node: parent and escape.
+    /// Per node: its children's parent (over `parents` filled with `NONE`) and escape.
     pub(crate) fn tv_links(
-        read keys: u64, read chain_starts: u32, read dfs_order: u32, read levels_in: u32, read leaf_begins: u32,
-        read leaf_counts: u32, read meta: u32, write parents: u32, write escapes: u32,
-        scalar node_bound: u32, scalar bits_per_level: u32, scalar levels: u32,
+        read chain_starts: u32, read dfs_order: u32, read leaf_begins: u32, read leaf_counts: u32,
+        read first_children: u32, read meta: u32, write parents: u32, write escapes: u32,
+        scalar node_bound: u32, scalar bits_per_level: u32,
     );
     /// Per node: particle range and the leaf-to-node scatter.
     pub(crate) fn tv_ranges(

@@ -34,8 +34,8 @@
 //! numbering) is DFS order stably sorted by level: one `sort_pairs` of `(level, leaf)`
 //! on key bits `0..8`, a single radix pass. Then per node the gathers: leaf ranges (a
 //! galloping search of `K` from the node's first leaf, internal nodes only), the first
-//! child (the next DFS position), the parent (the previous DFS position inside a chain; a
-//! galloping search for a chain's head), the escape (the head of the chain past the
+//! child (the next DFS position), the parent (written by the parent: the `2^b` children
+//! of a node are consecutive in level order), the escape (the head of the chain past the
 //! node's leaves); per level the offsets, per particle the leaf, and the inverses (DFS
 //! order, child-centric nodes, leaf-to-node) by scatter. Every search returns
 //! [`orrery_core::executor::lower_bound_one`]'s index on a valid leaf array, so the
@@ -65,8 +65,9 @@
 //!
 //! # Cost
 //! Thirteen kernel launches, one counted scan of `Lb` chain lengths and one 8-bit radix
-//! pass over `Nb` pairs; every kernel reads a few words per element (the galloping
-//! searches are short: a node's leaves, a chain head's preceding siblings). Measured on
+//! pass over `Nb` pairs; every kernel reads a few words per element (the one search, a
+//! galloping search of `K` for an internal node's last leaf, is short but for the top
+//! levels). Measured on
 //! the H200 in `docs/performance/tree.md` (the 64-bit sort this replaced took 1.70 ms of
 //! the view at 25.6M uniform points).
 
