@@ -61,7 +61,9 @@
 //   the same key as hilbert::encode_3d_levels, which restarts from the top.
 //
 // Launch shape: one thread per leaf of the capacity (tb_nf_starts and tb_nf_scatter: of
-//   capacity + 1; tb_nf_stencil_counts one per query), ceil(items / TB_THREADS) blocks of
+//   capacity + 1; tb_nf_eval: one warp, 32 threads, per leaf, its lanes the 27 cells of
+//   the stencil, since one thread walking 27 cells one after the other left the first
+//   evaluation latency-bound; tb_nf_stencil_counts one per query), ceil(items / TB_THREADS) blocks of
 //   TB_THREADS; threads past L return at once: sized for the capacity so that a recorded
 //   pass needs no host-known leaf count. Each leaf's values depend on its own cell and on
 //   read-only arrays, so threads are independent; the only shared write is the integer
@@ -202,76 +204,96 @@ __device__ __forceinline__ u64 tb_nf_run_table(const u32* __restrict__ geom, u32
     return out;
 }
 
-// crate::nfcount's sum_over_stencil with cell_count: the particles of the 27 level-`level`
-// cells around the one holding `key`.
-__device__ u64 tb_nf_stencil(const u64* __restrict__ leaves, const u32* __restrict__ starts,
-                             const u64* __restrict__ keys, const u32* __restrict__ geom, u32 live, u32 n, u64 key,
-                             u32 level, u32 near, u32 hilbert, u32 bits, u32 levels) {
-    if (level > levels) level = levels;
-    const u32 shift = bits * (levels - level);
-    const u64 size = 1ull << shift;
-    const u64 start = key & ~(size - 1ull);
-    const u64 masks[3] = {tb_nf_mask(geom, level, 0u), tb_nf_mask(geom, level, 1u), tb_nf_mask(geom, level, 2u)};
-    // Hilbert: the cell's Morton prefix, and the encoder's state before each of its digits.
-    const u64 hprefix = start >> shift;
-    u64 mprefix = hprefix;
+// The stencil around the level-`level` cell holding `key`: its masks, size, and for Hilbert
+// keys the cell's Morton prefix and the encoder's state before each of its digits.
+struct TbNfStencil {
+    u64 masks[3];
+    u64 size, hprefix, mprefix, base;
+    u32 shift, level;
     unsigned char states[22];
+};
+
+__device__ __forceinline__ void tb_nf_stencil_setup(const u32* __restrict__ geom, u64 key, u32 level, u32 hilbert,
+                                                    u32 bits, u32 levels, TbNfStencil* st) {
+    if (level > levels) level = levels;
+    st->level = level;
+    st->shift = bits * (levels - level);
+    st->size = 1ull << st->shift;
+    const u64 start = key & ~(st->size - 1ull);
+    for (u32 a = 0u; a < 3u; ++a) st->masks[a] = tb_nf_mask(geom, level, a);
+    st->hprefix = start >> st->shift;
+    st->mprefix = st->hprefix;
     if (hilbert) {
-        mprefix = tb_nf_run_table(geom, TB_NF_DECODE, hprefix, level);
+        st->mprefix = tb_nf_run_table(geom, TB_NF_DECODE, st->hprefix, level);
         u32 e = 0u;
         for (u32 k = 0u; k < level; ++k) {
-            states[k] = (unsigned char)(e & ~7u);
-            const u32 digit = (u32)(mprefix >> (3u * (level - 1u - k))) & 7u;
+            st->states[k] = (unsigned char)(e & ~7u);
+            const u32 digit = (u32)(st->mprefix >> (3u * (level - 1u - k))) & 7u;
             e = geom[TB_NF_ENCODE + (((e & ~7u) | digit) & 255u)];
         }
     }
-    const u64 base = mprefix << shift;
-    u64 sum = 0ull;
-    for (u32 c = 0u; c < 27u; ++c) {
-        const int d[3] = {(int)(c / 9u) - 1, (int)(c / 3u % 3u) - 1, (int)(c % 3u) - 1};
-        u64 cell = base;
-        bool inside = true;
-        for (u32 a = 0u; a < 3u; ++a) {
-            const u64 mask = masks[a];
-            const u64 field = cell & mask;
-            u64 moved = field;
-            if (d[a] == 1) {
-                if (field == mask) {
-                    inside = false;
-                    break;
-                }
-                moved = ((field | ~mask) + 1ull) & mask;
-            } else if (d[a] == -1) {
-                if (field == 0ull) {
-                    inside = false;
-                    break;
-                }
-                moved = (field - 1ull) & mask;
-            }
-            cell = (cell & ~mask) | moved;
+    st->base = st->mprefix << st->shift;
+}
+
+// The particles of cell c (0..27: offsets c / 9 - 1, c / 3 % 3 - 1, c % 3 - 1) of the
+// stencil; 0 for a cell past the box's edge (crate::nfcount's sum_over_stencil term).
+__device__ u32 tb_nf_stencil_cell(const TbNfStencil& st, u32 c, const u64* __restrict__ leaves,
+                                  const u32* __restrict__ starts, const u64* __restrict__ keys,
+                                  const u32* __restrict__ geom, u32 live, u32 n, u32 near, u32 hilbert) {
+    const int d[3] = {(int)(c / 9u) - 1, (int)(c / 3u % 3u) - 1, (int)(c % 3u) - 1};
+    u64 cell = st.base;
+    for (u32 a = 0u; a < 3u; ++a) {
+        const u64 mask = st.masks[a];
+        const u64 field = cell & mask;
+        u64 moved = field;
+        if (d[a] == 1) {
+            if (field == mask) return 0u;
+            moved = ((field | ~mask) + 1ull) & mask;
+        } else if (d[a] == -1) {
+            if (field == 0ull) return 0u;
+            moved = (field - 1ull) & mask;
         }
-        if (!inside) continue;
-        u64 first = cell;
-        if (hilbert) {
-            const u64 m = cell >> shift;
-            const u64 diff = m ^ mprefix;
-            u64 h = hprefix;
-            if (diff != 0ull) {
-                // The first k digits (from the top) agree: run the table from digit k on.
-                const u32 k = level - 1u - (63u - (u32)__clzll((long long)diff)) / 3u;
-                u32 e = states[k];
-                h = hprefix >> (3u * (level - k));
-                for (u32 j = k; j < level; ++j) {
-                    const u32 digit = (u32)(m >> (3u * (level - 1u - j))) & 7u;
-                    e = geom[TB_NF_ENCODE + (((e & ~7u) | digit) & 255u)];
-                    h = (h << 3) | (u64)(e & 7u);
-                }
-            }
-            first = h << shift;
-        }
-        sum += (u64)tb_nf_cell_count(leaves, starts, keys, live, n, first, first + size, near);
+        cell = (cell & ~mask) | moved;
     }
+    u64 first = cell;
+    if (hilbert) {
+        const u32 level = st.level;
+        const u64 m = cell >> st.shift;
+        const u64 diff = m ^ st.mprefix;
+        u64 h = st.hprefix;
+        if (diff != 0ull) {
+            // The first k digits (from the top) agree: run the table from digit k on.
+            const u32 k = level - 1u - (63u - (u32)__clzll((long long)diff)) / 3u;
+            u32 e = st.states[k];
+            h = st.hprefix >> (3u * (level - k));
+            for (u32 j = k; j < level; ++j) {
+                const u32 digit = (u32)(m >> (3u * (level - 1u - j))) & 7u;
+                e = geom[TB_NF_ENCODE + (((e & ~7u) | digit) & 255u)];
+                h = (h << 3) | (u64)(e & 7u);
+            }
+        }
+        first = h << st.shift;
+    }
+    return tb_nf_cell_count(leaves, starts, keys, live, n, first, first + st.size, near);
+}
+
+// crate::nfcount's sum_over_stencil with cell_count: the particles of the 27 level-`level`
+// cells around the one holding `key`, one cell after the other (tb_nf_stencil_counts; the
+// eval spreads the cells over a warp).
+__device__ u64 tb_nf_stencil(const u64* __restrict__ leaves, const u32* __restrict__ starts,
+                             const u64* __restrict__ keys, const u32* __restrict__ geom, u32 live, u32 n, u64 key,
+                             u32 level, u32 near, u32 hilbert, u32 bits, u32 levels) {
+    TbNfStencil st;
+    tb_nf_stencil_setup(geom, key, level, hilbert, bits, levels, &st);
+    u64 sum = 0ull;
+    for (u32 c = 0u; c < 27u; ++c) sum += tb_nf_stencil_cell(st, c, leaves, starts, keys, geom, live, n, near, hilbert);
     return sum;
+}
+
+// The sum of `v` over the 32 lanes of the warp (every lane gets it).
+__device__ __forceinline__ u64 tb_nf_warp_sum(u64 v) {
+    for (u32 o = 16u; o > 0u; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
 }
 
 // crate::rebalance::sibling_group: the first leaf of i's complete group and i's slot, or
@@ -320,6 +342,9 @@ extern "C" __global__ void __launch_bounds__(TB_THREADS)
     v[capacity + i] = TB_NF_NO_GROUP;
 }
 
+// One warp per leaf (32 threads per leaf of the capacity): lane c < 27 counts cell c of the
+// stencil, a warp sum gives S (integers: the CPU's sum in any order). Every condition below
+// is a function of the leaf only, so the whole warp takes each branch together.
 extern "C" __global__ void __launch_bounds__(TB_THREADS)
     tb_nf_eval(const u64* __restrict__ leaves, const u32* __restrict__ starts, const u64* __restrict__ keys,
                const u32* __restrict__ geom, u64* __restrict__ vals, u32* __restrict__ counts,
@@ -327,32 +352,44 @@ extern "C" __global__ void __launch_bounds__(TB_THREADS)
     if (status[TB_STATE] == TB_DONE) return;
     const u32 live = tb_live(status, capacity);
     const u64 item = tb_item();
-    if (item >= live) return;
-    const u32 i = (u32)item;
+    const u32 lane = (u32)(item & 31u);
+    if ((item >> 5) >= live) return;
+    const u32 i = (u32)(item >> 5);
     const u32* s = starts + (u64)parity * (capacity + 1u);
     u64* v = vals + (u64)parity * 2u * capacity;
     const u64 key = leaves[i];
     const u32 level = tb_leaf_level(key, leaves[i + 1u], bits, levels);
     const u32 count = s[i + 1u] >= s[i] ? s[i + 1u] - s[i] : 0u;
-    counts[i] = count;
-    if (v[i] == TB_NF_FRESH) {
-        u64 w = 0ull;
-        if (count > 0u)
-            w = (u64)count * tb_nf_stencil(leaves, s, keys, geom, live, n, key, level, i, hilbert, bits, levels);
-        v[i] = w;
+    const bool fresh = v[i] == TB_NF_FRESH;
+    const bool carried = v[capacity + i] != TB_NF_NO_GROUP;
+    __syncwarp();  // every lane has read v[i] and v[capacity + i] before lane 0 writes them
+    if (lane == 0u) counts[i] = count;
+    if (fresh) {
+        u64 part = 0ull;
+        if (count > 0u && lane < 27u) {
+            TbNfStencil st;
+            tb_nf_stencil_setup(geom, key, level, hilbert, bits, levels, &st);
+            part = tb_nf_stencil_cell(st, lane, leaves, s, keys, geom, live, n, i, hilbert);
+        }
+        part = tb_nf_warp_sum(part);
+        if (lane == 0u) v[i] = (u64)count * part;
     }
     u32 first = 0u, slot = 0u;
     if (!tb_nf_group(leaves, live, i, level, bits, levels, &first, &slot) || slot != 0u) {
-        v[capacity + i] = TB_NF_NO_GROUP;
+        if (lane == 0u) v[capacity + i] = TB_NF_NO_GROUP;
         return;
     }
-    if (v[capacity + i] != TB_NF_NO_GROUP) return;  // carried
+    if (carried) return;
     const u32 end = s[i + (1u << bits)];
     const u32 parent = end >= s[i] ? end - s[i] : 0u;
-    u64 g = 0ull;
-    if (parent > 0u)
-        g = (u64)parent * tb_nf_stencil(leaves, s, keys, geom, live, n, key, level - 1u, i, hilbert, bits, levels);
-    v[capacity + i] = g;
+    u64 part = 0ull;
+    if (parent > 0u && lane < 27u) {
+        TbNfStencil st;
+        tb_nf_stencil_setup(geom, key, level - 1u, hilbert, bits, levels, &st);
+        part = tb_nf_stencil_cell(st, lane, leaves, s, keys, geom, live, n, i, hilbert);
+    }
+    part = tb_nf_warp_sum(part);
+    if (lane == 0u) v[capacity + i] = (u64)parent * part;
 }
 
 extern "C" __global__ void __launch_bounds__(TB_THREADS)

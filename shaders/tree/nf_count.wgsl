@@ -11,7 +11,8 @@
 //   saturates there).
 //
 // Launch shape: one invocation per leaf of the capacity (tb_nf_starts and tb_nf_scatter:
-//   of capacity + 1; tb_nf_stencil_counts per query), workgroups of THREADS over a 2D
+//   of capacity + 1; tb_nf_eval: 32 per leaf, as nf_count.cu; tb_nf_stencil_counts per
+//   query), workgroups of THREADS over a 2D
 //   dispatch (item_index); invocations past L return at once.
 //
 // Buffers (binding: direction, length, layout); at most 8 storage buffers per entry
@@ -183,74 +184,94 @@ fn clz64(v: vec2<u32>) -> u32 {
     return 32u + countLeadingZeros(v.x);
 }
 
-// The particles of the 27 level-`level_in` cells around the one holding `key` (S < 2^32),
-// with the starts at st_starts[sb..]. Hilbert: the cell's Morton prefix and the encoder's
-// states along its path; a neighbour runs the table only below its first differing digit.
-fn nf_stencil(live: u32, n: u32, sb: u32, key: vec2<u32>, level_in: u32, near: u32, hilbert: u32, bits: u32,
-              levels: u32) -> u32 {
+// The stencil around the level-`level` cell holding a key (nf_count.cu: TbNfStencil): its
+// masks and size, and for Hilbert keys the cell's Morton prefix and the encoder's state
+// before each of its digits.
+struct Stencil {
+    masks: array<vec2<u32>, 3>,
+    size: vec2<u32>,
+    hprefix: vec2<u32>,
+    mprefix: vec2<u32>,
+    base: vec2<u32>,
+    shift: u32,
+    level: u32,
+    states: array<u32, 22>,
+}
+
+fn nf_stencil_setup(key: vec2<u32>, level_in: u32, hilbert: u32, bits: u32, levels: u32) -> Stencil {
+    var st: Stencil;
     let level = min(level_in, levels);
-    let shift = bits * (levels - level);
-    let size = pow2_64(shift);
-    let start = key & ~u64_sub(size, vec2<u32>(1u, 0u));
-    var masks = array<vec2<u32>, 3>(nf_mask(level, 0u), nf_mask(level, 1u), nf_mask(level, 2u));
-    let hprefix = shr64(start, shift);
-    var mprefix = hprefix;
-    var states: array<u32, 22>;
+    st.level = level;
+    st.shift = bits * (levels - level);
+    st.size = pow2_64(st.shift);
+    let start = key & ~u64_sub(st.size, vec2<u32>(1u, 0u));
+    st.masks = array<vec2<u32>, 3>(nf_mask(level, 0u), nf_mask(level, 1u), nf_mask(level, 2u));
+    st.hprefix = shr64(start, st.shift);
+    st.mprefix = st.hprefix;
     if hilbert != 0u {
-        mprefix = nf_run_table(NF_DECODE, hprefix, level);
+        st.mprefix = nf_run_table(NF_DECODE, st.hprefix, level);
         var e = 0u;
         for (var k = 0u; k < level; k++) {
-            states[k] = e & ~7u;
-            let digit = shr64(mprefix, 3u * (level - 1u - k)).x & 7u;
+            st.states[k] = e & ~7u;
+            let digit = shr64(st.mprefix, 3u * (level - 1u - k)).x & 7u;
             e = st_geom[NF_ENCODE + (((e & ~7u) | digit) & 255u)];
         }
     }
-    let base = shl64(mprefix, shift);
+    st.base = shl64(st.mprefix, st.shift);
+    return st;
+}
+
+// The particles of cell c (0..27) of the stencil, 0 past the box's edge, with the starts at
+// st_starts[sb..]. Hilbert: a neighbour runs the table only below its first differing digit.
+fn nf_stencil_cell(st: Stencil, c: u32, live: u32, n: u32, sb: u32, near: u32, hilbert: u32) -> u32 {
+    var d = array<i32, 3>(i32(c / 9u) - 1, i32(c / 3u % 3u) - 1, i32(c % 3u) - 1);
+    var cell = st.base;
+    for (var a = 0u; a < 3u; a++) {
+        let mask = st.masks[a];
+        let field = cell & mask;
+        var moved = field;
+        if d[a] == 1 {
+            if u64_eq(field, mask) {
+                return 0u;
+            }
+            moved = u64_add(field | ~mask, vec2<u32>(1u, 0u)) & mask;
+        } else if d[a] == -1 {
+            if u64_eq(field, vec2<u32>(0u, 0u)) {
+                return 0u;
+            }
+            moved = u64_sub(field, vec2<u32>(1u, 0u)) & mask;
+        }
+        cell = (cell & ~mask) | moved;
+    }
+    var first = cell;
+    if hilbert != 0u {
+        let level = st.level;
+        let m = shr64(cell, st.shift);
+        let diff = m ^ st.mprefix;
+        var h = st.hprefix;
+        if !u64_eq(diff, vec2<u32>(0u, 0u)) {
+            let k = level - 1u - (63u - clz64(diff)) / 3u;
+            var e = st.states[k];
+            h = shr64(st.hprefix, 3u * (level - k));
+            for (var j = k; j < level; j++) {
+                let digit = shr64(m, 3u * (level - 1u - j)).x & 7u;
+                e = st_geom[NF_ENCODE + (((e & ~7u) | digit) & 255u)];
+                h = shl64(h, 3u) | vec2<u32>(e & 7u, 0u);
+            }
+        }
+        first = shl64(h, st.shift);
+    }
+    return nf_cell_count(live, n, sb, first, u64_add(first, st.size), near);
+}
+
+// The particles of the 27 level-`level_in` cells around the one holding `key` (S < 2^32),
+// one cell after the other (tb_nf_stencil_counts; the eval spreads them over 32 invocations).
+fn nf_stencil(live: u32, n: u32, sb: u32, key: vec2<u32>, level_in: u32, near: u32, hilbert: u32, bits: u32,
+              levels: u32) -> u32 {
+    let st = nf_stencil_setup(key, level_in, hilbert, bits, levels);
     var sum = 0u;
     for (var c = 0u; c < 27u; c++) {
-        var d = array<i32, 3>(i32(c / 9u) - 1, i32(c / 3u % 3u) - 1, i32(c % 3u) - 1);
-        var cell = base;
-        var inside = true;
-        for (var a = 0u; a < 3u; a++) {
-            let mask = masks[a];
-            let field = cell & mask;
-            var moved = field;
-            if d[a] == 1 {
-                if u64_eq(field, mask) {
-                    inside = false;
-                    break;
-                }
-                moved = u64_add(field | ~mask, vec2<u32>(1u, 0u)) & mask;
-            } else if d[a] == -1 {
-                if u64_eq(field, vec2<u32>(0u, 0u)) {
-                    inside = false;
-                    break;
-                }
-                moved = u64_sub(field, vec2<u32>(1u, 0u)) & mask;
-            }
-            cell = (cell & ~mask) | moved;
-        }
-        if !inside {
-            continue;
-        }
-        var first = cell;
-        if hilbert != 0u {
-            let m = shr64(cell, shift);
-            let diff = m ^ mprefix;
-            var h = hprefix;
-            if !u64_eq(diff, vec2<u32>(0u, 0u)) {
-                let k = level - 1u - (63u - clz64(diff)) / 3u;
-                var e = states[k];
-                h = shr64(hprefix, 3u * (level - k));
-                for (var j = k; j < level; j++) {
-                    let digit = shr64(m, 3u * (level - 1u - j)).x & 7u;
-                    e = st_geom[NF_ENCODE + (((e & ~7u) | digit) & 255u)];
-                    h = shl64(h, 3u) | vec2<u32>(e & 7u, 0u);
-                }
-            }
-            first = shl64(h, shift);
-        }
-        sum += nf_cell_count(live, n, sb, first, u64_add(first, size), near);
+        sum += nf_stencil_cell(st, c, live, n, sb, near, hilbert);
     }
     return sum;
 }
@@ -362,50 +383,87 @@ struct EvalParams {
 @group(0) @binding(6) var<storage, read> ev_status: array<u32>;
 @group(0) @binding(7) var<uniform> ev_p: EvalParams;
 
+// The cell counts of a workgroup's leaves (32 invocations per leaf: WORKGROUP_SIZE is a
+// multiple of 32, at most 256).
+var<workgroup> ev_parts: array<u32, 256>;
+
+// One leaf per 32 invocations (nf_count.cu): invocation c < 27 of a leaf counts cell c, the
+// leaf's first invocation sums them. No invocation returns before the barriers.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn tb_nf_eval(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
               @builtin(num_workgroups) nwg: vec3<u32>) {
-    if ev_status[ST_STATE] == DONE {
-        return;
-    }
     let cap = ev_p.capacity;
     let live = min(ev_status[ST_LEAF_COUNT], cap);
-    let i = item_index(wid, nwg, lid);
-    if i >= live {
-        return;
-    }
+    let t = item_index(wid, nwg, lid);
+    let i = t >> 5u;
+    let lane = lid & 31u;
+    let in_tree = ev_status[ST_STATE] != DONE && i < live;
     let sb = ev_p.parity * (cap + 1u);
     let vb = ev_p.parity * 2u * cap;
     let bits = ev_p.bits;
     let levels = ev_p.levels;
-    let key = st_leaves[i];
-    let level = leaf_level(key, st_leaves[i + 1u], bits, levels);
-    let s0 = st_starts[sb + i];
-    let s1 = st_starts[sb + i + 1u];
-    let count = select(0u, s1 - s0, s1 >= s0);
-    ev_counts[i] = count;
-    if u64_eq(ev_vals[vb + i], NF_ALL) {
-        var w = vec2<u32>(0u, 0u);
-        if count > 0u {
-            w = mul_wide(count, nf_stencil(live, ev_p.n, sb, key, level, i, ev_p.hilbert, bits, levels));
+    var key = vec2<u32>(0u, 0u);
+    var level = 0u;
+    var count = 0u;
+    var fresh = false;
+    var leader = false;
+    var carried = false;
+    var parent = 0u;
+    if in_tree {
+        key = st_leaves[i];
+        level = leaf_level(key, st_leaves[i + 1u], bits, levels);
+        let s0 = st_starts[sb + i];
+        let s1 = st_starts[sb + i + 1u];
+        count = select(0u, s1 - s0, s1 >= s0);
+        fresh = u64_eq(ev_vals[vb + i], NF_ALL);
+        carried = !u64_eq(ev_vals[vb + cap + i], NF_ALL);
+        let g = nf_group(key, level, i, live, bits, levels);
+        leader = g.x != 0xffffffffu && g.y == 0u;
+        if leader {
+            let end = st_starts[sb + i + (1u << bits)];
+            parent = select(0u, end - s0, end >= s0);
         }
-        ev_vals[vb + i] = w;
     }
-    let g = nf_group(key, level, i, live, bits, levels);
-    if g.x == 0xffffffffu || g.y != 0u {
-        ev_vals[vb + cap + i] = NF_ALL;
-        return;
+    // The leaf's own stencil.
+    var part = 0u;
+    if in_tree && fresh && count > 0u && lane < 27u {
+        part = nf_stencil_cell(nf_stencil_setup(key, level, ev_p.hilbert, bits, levels), lane, live, ev_p.n, sb, i,
+                               ev_p.hilbert);
     }
-    if !u64_eq(ev_vals[vb + cap + i], NF_ALL) {
-        return;
+    ev_parts[lid] = part;
+    storageBarrier();
+    workgroupBarrier();
+    var own = 0u;
+    if lane == 0u {
+        for (var c = 0u; c < 27u; c++) {
+            own += ev_parts[lid + c];
+        }
     }
-    let end = st_starts[sb + i + (1u << bits)];
-    let parent = select(0u, end - s0, end >= s0);
-    var v = vec2<u32>(0u, 0u);
-    if parent > 0u {
-        v = mul_wide(parent, nf_stencil(live, ev_p.n, sb, key, level - 1u, i, ev_p.hilbert, bits, levels));
+    workgroupBarrier();
+    // A group leader's parent stencil.
+    let lead = in_tree && leader && !carried && parent > 0u;
+    part = 0u;
+    if lead && lane < 27u {
+        part = nf_stencil_cell(nf_stencil_setup(key, level - 1u, ev_p.hilbert, bits, levels), lane, live, ev_p.n, sb,
+                               i, ev_p.hilbert);
     }
-    ev_vals[vb + cap + i] = v;
+    ev_parts[lid] = part;
+    workgroupBarrier();
+    if in_tree && lane == 0u {
+        ev_counts[i] = count;
+        if fresh {
+            ev_vals[vb + i] = mul_wide(count, own);
+        }
+        if !leader {
+            ev_vals[vb + cap + i] = NF_ALL;
+        } else if !carried {
+            var sum = 0u;
+            for (var c = 0u; c < 27u; c++) {
+                sum += ev_parts[lid + c];
+            }
+            ev_vals[vb + cap + i] = mul_wide(parent, sum);
+        }
+    }
 }
 
 // ---- tb_nf_ops -----------------------------------------------------------------------------

@@ -16,7 +16,8 @@
 //!    particles ([`crate::counts::carry_starts`]), one thread per child;
 //! 2. `tb_nf_eval`: the counts (from the starts), `W` of the fresh leaves and `G` of the
 //!    complete groups' leaders that carry none (the cheap stencil count: the leaf array,
-//!    the starts, and particle searches only inside a coarser leaf);
+//!    the starts, and particle searches only inside a coarser leaf), one warp per leaf,
+//!    a lane per stencil cell;
 //! 3. `tb_nf_ops`, the decide (lookups only);
 //! 4. the executor's counted scan of the operations ([`super::passes`]);
 //! 5. `tb_nf_scatter`: `tb_scatter` and the carry through the scan into the other parity
@@ -131,6 +132,9 @@ pub(crate) fn starts<E: GpuExecutor>(
     k::tb_nf_starts(exec, &config, keys, leaves, starts, vals, status, n, cap, parity(p), u32::from(reset))
 }
 
+/// Threads per leaf of `tb_nf_eval` (a warp; `THREADS` is a multiple of it).
+const EVAL_LANES: usize = 32;
+
 /// `tb_nf_eval` of the tree in `leaves`, of parity `p`, writing its `counts`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn eval<E: GpuExecutor>(
@@ -143,7 +147,8 @@ pub(crate) fn eval<E: GpuExecutor>(
     counts: &mut E::Buffer<u32>,
     status: &E::Buffer<u32>,
 ) -> Result<()> {
-    let config = LaunchConfig::per_item(shape.capacity as usize, THREADS);
+    // One warp (32 threads) per leaf: its lanes count the 27 cells of a stencil.
+    let config = LaunchConfig::per_item(EVAL_LANES * shape.capacity as usize, THREADS);
     let NfBuffers { starts, vals, geom } = nf;
     k::tb_nf_eval(
         exec,
