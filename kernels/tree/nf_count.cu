@@ -61,9 +61,9 @@
 //   the same key as hilbert::encode_3d_levels, which restarts from the top.
 //
 // Launch shape: one thread per leaf of the capacity (tb_nf_starts and tb_nf_scatter: of
-//   capacity + 1; tb_nf_eval: one warp, 32 threads, per leaf, its lanes the 27 cells of
-//   the stencil, since one thread walking 27 cells one after the other left the first
-//   evaluation latency-bound; tb_nf_stencil_counts one per query), ceil(items / TB_THREADS) blocks of
+//   capacity + 1; tb_nf_eval: `lanes` threads per leaf, 1 to 32, its lanes sharing the 27
+//   cells of the stencil, since one thread walking 27 cells in turn leaves a tree of few
+//   leaves latency-bound; tb_nf_stencil_counts one per query), ceil(items / TB_THREADS) blocks of
 //   TB_THREADS; threads past L return at once: sized for the capacity so that a recorded
 //   pass needs no host-known leaf count. Each leaf's values depend on its own cell and on
 //   read-only arrays, so threads are independent; the only shared write is the integer
@@ -290,29 +290,6 @@ __device__ u64 tb_nf_stencil(const u64* __restrict__ leaves, const u32* __restri
     return sum;
 }
 
-// The sum of `v` over the 32 lanes of the warp (every lane gets it).
-__device__ __forceinline__ u64 tb_nf_warp_sum(u64 v) {
-    for (u32 o = 16u; o > 0u; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-// crate::rebalance::sibling_group: the first leaf of i's complete group and i's slot, or
-// false.
-__device__ __forceinline__ bool tb_nf_group(const u64* __restrict__ leaves, u32 live, u32 i, u32 level, u32 bits,
-                                            u32 levels, u32* first, u32* slot) {
-    if (level == 0u) return false;
-    const u32 children = 1u << bits;
-    const u32 s = (u32)(leaves[i] >> (bits * (levels - level))) & (children - 1u);
-    if (s > i) return false;
-    const u32 f = i - s;
-    const u32 last = f + children;
-    const u64 parent_size = 1ull << (bits * (levels - level + 1u));
-    if (last > live || leaves[last] != leaves[f] + parent_size) return false;
-    *first = f;
-    *slot = s;
-    return true;
-}
-
 // ---- entries ----------------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(TB_THREADS)
@@ -342,54 +319,71 @@ extern "C" __global__ void __launch_bounds__(TB_THREADS)
     v[capacity + i] = TB_NF_NO_GROUP;
 }
 
-// One warp per leaf (32 threads per leaf of the capacity): lane c < 27 counts cell c of the
-// stencil, a warp sum gives S (integers: the CPU's sum in any order). Every condition below
-// is a function of the leaf only, so the whole warp takes each branch together.
+// The sum of `v` over each aligned group of `lanes` lanes (a power of two <= 32); every
+// lane of the warp takes part.
+__device__ __forceinline__ u64 tb_nf_group_sum(u64 v, u32 lanes) {
+    for (u32 o = 1u; o < lanes; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// `lanes` threads per leaf (a power of two <= 32, chosen by the host from the capacity:
+// many for few leaves, whose 27 cells one thread would walk in turn with the GPU mostly
+// idle; one for many leaves, where the per-thread stencil setup would be repeated for
+// nothing): lane k counts cells k, k + lanes, ... of the stencil, a group sum gives S
+// (integers: the CPU's sum in any order). No thread returns before the sums, so the
+// shuffles always see the whole warp; past-the-tree threads add zeros.
 extern "C" __global__ void __launch_bounds__(TB_THREADS)
     tb_nf_eval(const u64* __restrict__ leaves, const u32* __restrict__ starts, const u64* __restrict__ keys,
                const u32* __restrict__ geom, u64* __restrict__ vals, u32* __restrict__ counts,
-               const u32* __restrict__ status, u32 capacity, u32 n, u32 parity, u32 hilbert, u32 bits, u32 levels) {
-    if (status[TB_STATE] == TB_DONE) return;
+               const u32* __restrict__ status, u32 capacity, u32 n, u32 parity, u32 hilbert, u32 bits, u32 levels,
+               u32 lanes) {
+    if (status[TB_STATE] == TB_DONE) return;  // the whole grid returns
+    if (lanes == 0u || lanes > 32u || (lanes & (lanes - 1u)) != 0u) lanes = 1u;
     const u32 live = tb_live(status, capacity);
     const u64 item = tb_item();
-    const u32 lane = (u32)(item & 31u);
-    if ((item >> 5) >= live) return;
-    const u32 i = (u32)(item >> 5);
+    const u32 sub = (u32)(item % lanes);
+    const u64 leaf = item / lanes;
+    const bool in_tree = leaf < live;
+    const u32 i = in_tree ? (u32)leaf : 0u;
     const u32* s = starts + (u64)parity * (capacity + 1u);
     u64* v = vals + (u64)parity * 2u * capacity;
-    const u64 key = leaves[i];
-    const u32 level = tb_leaf_level(key, leaves[i + 1u], bits, levels);
-    const u32 count = s[i + 1u] >= s[i] ? s[i + 1u] - s[i] : 0u;
-    const bool fresh = v[i] == TB_NF_FRESH;
-    const bool carried = v[capacity + i] != TB_NF_NO_GROUP;
-    __syncwarp();  // every lane has read v[i] and v[capacity + i] before lane 0 writes them
-    if (lane == 0u) counts[i] = count;
-    if (fresh) {
-        u64 part = 0ull;
-        if (count > 0u && lane < 27u) {
-            TbNfStencil st;
-            tb_nf_stencil_setup(geom, key, level, hilbert, bits, levels, &st);
-            part = tb_nf_stencil_cell(st, lane, leaves, s, keys, geom, live, n, i, hilbert);
+    u64 key = 0ull;
+    u32 level = 0u, count = 0u, parent = 0u, first = 0u, slot = 0u;
+    bool fresh = false, carried = false, leader = false;
+    if (in_tree) {
+        key = leaves[i];
+        level = tb_leaf_level(key, leaves[i + 1u], bits, levels);
+        count = s[i + 1u] >= s[i] ? s[i + 1u] - s[i] : 0u;
+        fresh = v[i] == TB_NF_FRESH;
+        carried = v[capacity + i] != TB_NF_NO_GROUP;
+        leader = tb_nf_group(leaves, live, i, level, bits, levels, &first, &slot) && slot == 0u;
+        if (leader) {
+            const u32 end = s[i + (1u << bits)];
+            parent = end >= s[i] ? end - s[i] : 0u;
         }
-        part = tb_nf_warp_sum(part);
-        if (lane == 0u) v[i] = (u64)count * part;
     }
-    u32 first = 0u, slot = 0u;
-    if (!tb_nf_group(leaves, live, i, level, bits, levels, &first, &slot) || slot != 0u) {
-        if (lane == 0u) v[capacity + i] = TB_NF_NO_GROUP;
-        return;
+    u64 own = 0ull;
+    if (in_tree && fresh && count > 0u) {
+        TbNfStencil st;
+        tb_nf_stencil_setup(geom, key, level, hilbert, bits, levels, &st);
+        for (u32 c = sub; c < 27u; c += lanes) own += tb_nf_stencil_cell(st, c, leaves, s, keys, geom, live, n, i, hilbert);
     }
-    if (carried) return;
-    const u32 end = s[i + (1u << bits)];
-    const u32 parent = end >= s[i] ? end - s[i] : 0u;
-    u64 part = 0ull;
-    if (parent > 0u && lane < 27u) {
+    own = tb_nf_group_sum(own, lanes);
+    u64 up = 0ull;
+    if (in_tree && leader && !carried && parent > 0u) {
         TbNfStencil st;
         tb_nf_stencil_setup(geom, key, level - 1u, hilbert, bits, levels, &st);
-        part = tb_nf_stencil_cell(st, lane, leaves, s, keys, geom, live, n, i, hilbert);
+        for (u32 c = sub; c < 27u; c += lanes) up += tb_nf_stencil_cell(st, c, leaves, s, keys, geom, live, n, i, hilbert);
     }
-    part = tb_nf_warp_sum(part);
-    if (lane == 0u) v[capacity + i] = (u64)parent * part;
+    up = tb_nf_group_sum(up, lanes);  // also orders every lane's reads of v before the writes below
+    if (!in_tree || sub != 0u) return;
+    counts[i] = count;
+    if (fresh) v[i] = (u64)count * own;
+    if (!leader) {
+        v[capacity + i] = TB_NF_NO_GROUP;
+    } else if (!carried) {
+        v[capacity + i] = (u64)parent * up;
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(TB_THREADS)

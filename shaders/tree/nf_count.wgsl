@@ -11,8 +11,8 @@
 //   saturates there).
 //
 // Launch shape: one invocation per leaf of the capacity (tb_nf_starts and tb_nf_scatter:
-//   of capacity + 1; tb_nf_eval: 32 per leaf, as nf_count.cu; tb_nf_stencil_counts per
-//   query), workgroups of THREADS over a 2D
+//   of capacity + 1; tb_nf_eval: `lanes` per leaf, as nf_count.cu; tb_nf_stencil_counts
+//   per query), workgroups of THREADS over a 2D
 //   dispatch (item_index); invocations past L return at once.
 //
 // Buffers (binding: direction, length, layout); at most 8 storage buffers per entry
@@ -22,7 +22,7 @@
 //                  5 params {n, capacity, parity, reset}
 //   tb_nf_eval:    0 leaves (r), 1 starts (r), 2 keys (r), 3 geom (r, 768), 4 vals (rw),
 //                  5 counts (rw, capacity), 6 status (r), 7 params {capacity, n, parity,
-//                  hilbert, bits, levels}
+//                  hilbert, bits, levels, lanes}
 //   tb_nf_ops:     0 leaves (r), 1 vals (r), 2 ops (rw), 3 status (rw atomic), 4 params
 //                  {capacity, parity, threshold_lo, threshold_hi, bits, levels}
 //   tb_nf_scatter: 0 leaves (r), 1 ops (r), 2 offsets (r), 3 next (rw), 4 status (rw
@@ -376,6 +376,7 @@ struct EvalParams {
     hilbert: u32,
     bits: u32,
     levels: u32,
+    lanes: u32,
 }
 
 @group(0) @binding(4) var<storage, read_write> ev_vals: array<vec2<u32>>;
@@ -383,20 +384,25 @@ struct EvalParams {
 @group(0) @binding(6) var<storage, read> ev_status: array<u32>;
 @group(0) @binding(7) var<uniform> ev_p: EvalParams;
 
-// The cell counts of a workgroup's leaves (32 invocations per leaf: WORKGROUP_SIZE is a
-// multiple of 32, at most 256).
+// The partial cell counts of a workgroup's invocations (WORKGROUP_SIZE <= 256, a multiple
+// of `lanes`).
 var<workgroup> ev_parts: array<u32, 256>;
 
-// One leaf per 32 invocations (nf_count.cu): invocation c < 27 of a leaf counts cell c, the
-// leaf's first invocation sums them. No invocation returns before the barriers.
+// `lanes` invocations per leaf (nf_count.cu): invocation k of a leaf counts cells k,
+// k + lanes, ... of the stencil, the leaf's first invocation sums their partials. No
+// invocation returns before the barriers.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn tb_nf_eval(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
               @builtin(num_workgroups) nwg: vec3<u32>) {
+    var lanes = ev_p.lanes;
+    if lanes == 0u || lanes > 32u || (lanes & (lanes - 1u)) != 0u {
+        lanes = 1u;
+    }
     let cap = ev_p.capacity;
     let live = min(ev_status[ST_LEAF_COUNT], cap);
     let t = item_index(wid, nwg, lid);
-    let i = t >> 5u;
-    let lane = lid & 31u;
+    let i = t / lanes;
+    let sub = t % lanes;
     let in_tree = ev_status[ST_STATE] != DONE && i < live;
     let sb = ev_p.parity * (cap + 1u);
     let vb = ev_p.parity * 2u * cap;
@@ -426,30 +432,34 @@ fn tb_nf_eval(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
     }
     // The leaf's own stencil.
     var part = 0u;
-    if in_tree && fresh && count > 0u && lane < 27u {
-        part = nf_stencil_cell(nf_stencil_setup(key, level, ev_p.hilbert, bits, levels), lane, live, ev_p.n, sb, i,
-                               ev_p.hilbert);
+    if in_tree && fresh && count > 0u {
+        let st = nf_stencil_setup(key, level, ev_p.hilbert, bits, levels);
+        for (var c = sub; c < 27u; c += lanes) {
+            part += nf_stencil_cell(st, c, live, ev_p.n, sb, i, ev_p.hilbert);
+        }
     }
     ev_parts[lid] = part;
     storageBarrier();
     workgroupBarrier();
     var own = 0u;
-    if lane == 0u {
-        for (var c = 0u; c < 27u; c++) {
-            own += ev_parts[lid + c];
+    if sub == 0u {
+        for (var k = 0u; k < lanes; k++) {
+            own += ev_parts[lid + k];
         }
     }
     workgroupBarrier();
     // A group leader's parent stencil.
     let lead = in_tree && leader && !carried && parent > 0u;
     part = 0u;
-    if lead && lane < 27u {
-        part = nf_stencil_cell(nf_stencil_setup(key, level - 1u, ev_p.hilbert, bits, levels), lane, live, ev_p.n, sb,
-                               i, ev_p.hilbert);
+    if lead {
+        let st = nf_stencil_setup(key, level - 1u, ev_p.hilbert, bits, levels);
+        for (var c = sub; c < 27u; c += lanes) {
+            part += nf_stencil_cell(st, c, live, ev_p.n, sb, i, ev_p.hilbert);
+        }
     }
     ev_parts[lid] = part;
     workgroupBarrier();
-    if in_tree && lane == 0u {
+    if in_tree && sub == 0u {
         ev_counts[i] = count;
         if fresh {
             ev_vals[vb + i] = mul_wide(count, own);
@@ -457,11 +467,11 @@ fn tb_nf_eval(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
         if !leader {
             ev_vals[vb + cap + i] = NF_ALL;
         } else if !carried {
-            var sum = 0u;
-            for (var c = 0u; c < 27u; c++) {
-                sum += ev_parts[lid + c];
+            var up = 0u;
+            for (var k = 0u; k < lanes; k++) {
+                up += ev_parts[lid + k];
             }
-            ev_vals[vb + cap + i] = mul_wide(parent, sum);
+            ev_vals[vb + cap + i] = mul_wide(parent, up);
         }
     }
 }

@@ -125,12 +125,12 @@ pub(crate) mod nf_count {
             scalar n: u32, scalar capacity: u32, scalar parity: u32, scalar reset: u32,
         );
         /// Counts from the starts, `W = n * S` of the fresh leaves and the parent value of
-        /// the complete groups' leaders without a carried one.
+        /// the complete groups' leaders without a carried one (`lanes` threads per leaf).
         pub(crate) fn tb_nf_eval(
             read leaves: u64, read starts: u32, read keys: u64, read geom: u32, write vals: u64, write counts: u32,
             read status: u32,
             scalar capacity: u32, scalar n: u32, scalar parity: u32, scalar hilbert: u32, scalar bits: u32,
-            scalar levels: u32,
+            scalar levels: u32, scalar lanes: u32,
         );
         /// The NFCount operation of every live leaf; sets the changed flag.
         pub(crate) fn tb_nf_ops(

@@ -90,5 +90,5 @@ pub use keys::TreeReal;
 pub use orrery_backend_cuda::CudaExecutor;
 #[cfg(feature = "wgpu")]
 pub use orrery_backend_wgpu::WgpuExecutor;
-pub use single::{leaf_count_ops, leaf_counts, nf_ops, nf_values, stencil_counts};
+pub use single::{leaf_count_ops, leaf_counts, nf_ops, nf_values, nf_values_with_lanes, stencil_counts};
 pub use tree::GpuTree;

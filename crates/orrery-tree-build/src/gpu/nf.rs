@@ -111,6 +111,8 @@ pub(crate) struct NfShape {
     pub levels: u32,
     /// The kernels' `hilbert` scalar.
     pub hilbert: u32,
+    /// Threads per leaf of `tb_nf_eval` ([`eval_lanes`] of the capacity).
+    pub eval_lanes: u32,
 }
 
 /// `tb_nf_starts` of the tree in `leaves`, of parity `p`: with `reset`, every first
@@ -132,8 +134,19 @@ pub(crate) fn starts<E: GpuExecutor>(
     k::tb_nf_starts(exec, &config, keys, leaves, starts, vals, status, n, cap, parity(p), u32::from(reset))
 }
 
-/// Threads per leaf of `tb_nf_eval` (a warp; `THREADS` is a multiple of it).
-const EVAL_LANES: usize = 32;
+/// Threads of `tb_nf_eval` the lane count aims at: a few waves of the H200's 132 SMs x
+/// 2,048 resident threads, so that a tree of few leaves still fills the GPU.
+const EVAL_THREADS_TARGET: u32 = 1 << 20;
+
+/// Threads per leaf of `tb_nf_eval` for a leaf capacity: a power of two from 1 to 32,
+/// `EVAL_THREADS_TARGET / capacity` rounded up. A thread walks the 27 cells of a stencil
+/// in turn; with few leaves that leaves the GPU mostly idle (uniform 2M, 76K leaves: the
+/// first evaluation 0.35 ms with one thread per leaf, 0.27 with 32), with many the
+/// per-thread stencil setup repeated per lane costs more than it hides (uniform 25.6M,
+/// 2.1M leaves: 3.3 ms with one, 5.2 with 32; docs/performance/tree.md).
+pub(crate) fn eval_lanes(capacity: u32) -> u32 {
+    (EVAL_THREADS_TARGET / capacity.max(1)).max(1).next_power_of_two().min(32)
+}
 
 /// `tb_nf_eval` of the tree in `leaves`, of parity `p`, writing its `counts`.
 #[allow(clippy::too_many_arguments)]
@@ -147,8 +160,8 @@ pub(crate) fn eval<E: GpuExecutor>(
     counts: &mut E::Buffer<u32>,
     status: &E::Buffer<u32>,
 ) -> Result<()> {
-    // One warp (32 threads) per leaf: its lanes count the 27 cells of a stencil.
-    let config = LaunchConfig::per_item(EVAL_LANES * shape.capacity as usize, THREADS);
+    // `eval_lanes` threads per leaf: its lanes share the 27 cells of a stencil.
+    let config = LaunchConfig::per_item(shape.eval_lanes as usize * shape.capacity as usize, THREADS);
     let NfBuffers { starts, vals, geom } = nf;
     k::tb_nf_eval(
         exec,
@@ -166,6 +179,7 @@ pub(crate) fn eval<E: GpuExecutor>(
         shape.hilbert,
         shape.bits,
         shape.levels,
+        shape.eval_lanes,
     )
 }
 

@@ -64,6 +64,7 @@ impl RunShape {
             bits: self.layout.bits_per_level(),
             levels: self.layout.levels(),
             hilbert: self.hilbert,
+            eval_lanes: super::nf::eval_lanes(self.capacity),
         }
     }
 }

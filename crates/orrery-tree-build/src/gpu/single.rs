@@ -100,6 +100,26 @@ pub fn nf_values<E: GpuExecutor>(
     leaves: &Leaves,
     keys: &[u64],
 ) -> Result<(Vec<u64>, Vec<u64>)> {
+    let lanes = leaf_capacity(leaves.len()).map(super::nf::eval_lanes)?;
+    nf_values_with_lanes(exec, geometry, leaves, keys, lanes)
+}
+
+/// [`nf_values`] with `lanes` threads per leaf in the evaluation kernel (1, 2, 4, 8, 16
+/// or 32; a tree build picks it from its leaf capacity), so that tests reach every lane
+/// count on small trees.
+///
+/// # Errors
+/// As [`nf_values`]; [`Error::InvalidArgument`] for another lane count.
+pub fn nf_values_with_lanes<E: GpuExecutor>(
+    exec: &E,
+    geometry: KeyGeometry,
+    leaves: &Leaves,
+    keys: &[u64],
+    lanes: u32,
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    if !lanes.is_power_of_two() || lanes > 32 {
+        return Err(Error::InvalidArgument { what: "lanes", reason: format!("{lanes}: expected 1, 2, 4, 8, 16 or 32") });
+    }
     geometry.check_layout(leaves.layout())?;
     let n = check_particles(keys, leaves)?;
     let l = leaves.len();
@@ -115,6 +135,7 @@ pub fn nf_values<E: GpuExecutor>(
         bits: layout.bits_per_level(),
         levels: layout.levels(),
         hilbert: hilbert_flag(geometry),
+        eval_lanes: lanes,
     };
     let nfb = bufs.nf.as_mut().ok_or(Error::InvalidArgument { what: "NFCount buffers", reason: "missing".into() })?;
     exec.write(&mut nfb.geom, 0, &geometry_words(geometry))?;

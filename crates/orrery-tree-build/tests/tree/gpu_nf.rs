@@ -193,6 +193,12 @@ pub fn single_kernels_match_the_cpu<E: GpuExecutor>(exec: &E) {
             let (nf, group) = gpu::nf_values(exec, geometry, &leaves, &s.keys).unwrap();
             assert_eq!(nf, state.nf(), "{label}: W");
             assert_eq!(group, state.group_nf(), "{label}: group values");
+            // Every lane count of the evaluation kernel (builds pick one by capacity).
+            for lanes in [1, 4, 8] {
+                let (nf_l, group_l) = gpu::nf_values_with_lanes(exec, geometry, &leaves, &s.keys, lanes).unwrap();
+                assert_eq!(nf_l, nf, "{label}: W with {lanes} lanes");
+                assert_eq!(group_l, group, "{label}: group values with {lanes} lanes");
+            }
             let ops = state.decide(threshold).unwrap();
             assert_eq!(gpu::nf_ops(exec, &leaves, &nf, &group, threshold).unwrap(), ops, "{label}: ops");
             if ops.iter().all(|&op| op == 1) {
@@ -402,6 +408,7 @@ pub fn bad_input_gets_typed_errors<E: GpuExecutor>(exec: &E) {
     assert!(matches!(gpu::nf_values(exec, geometry, &root, &[5, 1]), Err(Error::InvalidArgument { .. })));
     let binary_geometry = KeyGeometry::new(Shape::Binary, &common::unit_box()).unwrap();
     assert!(matches!(gpu::nf_values(exec, binary_geometry, &root, &[1]), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(gpu::nf_values_with_lanes(exec, geometry, &root, &[1], 3), Err(Error::InvalidArgument { .. })));
     assert!(matches!(gpu::nf_ops(exec, &root, &[1], &[1], 0), Err(Error::InvalidArgument { .. })));
     assert!(matches!(gpu::nf_ops(exec, &root, &[1, 2], &[1], 4), Err(Error::LengthMismatch { .. })));
     assert!(matches!(
