@@ -6,7 +6,6 @@
 //! many remain. A box that is not given is the particles' bounding box.
 
 use orrery_core::sfc::{BinaryLayout, Curve, KeyLayout, KeyMapper};
-use orrery_core::cpu::{CpuBuffer, CpuExecutor};
 use orrery_core::{Aabb, Error, PositionsView, Real, Result};
 use rayon::prelude::*;
 
@@ -133,25 +132,13 @@ pub fn particle_keys<T: Real>(positions: PositionsView<'_, T>, bbox: &Aabb<T>, s
 /// Sorts particle keys with their input indices (ties keep input order) and counts the
 /// active ones: the sorted `(keys, order, active)`.
 pub fn sort_keys(keys: Vec<u64>, layout: KeyLayout) -> (Vec<u64>, Vec<u32>, usize) {
-    let order: Vec<u32> = (0..keys.len() as u32).into_par_iter().collect();
-    let (keys, order) = radix_sort_pairs(keys, order);
+    let mut pairs: Vec<(u64, u32)> = keys.into_par_iter().enumerate().map(|(i, k)| (k, i as u32)).collect();
+    // Distinct (key, index) pairs: an unstable sort gives the one stable order.
+    pairs.par_sort_unstable();
     let end = layout.key_end::<u64>();
-    let active = keys.partition_point(|&k| k < end);
+    let active = pairs.partition_point(|&(k, _)| k < end);
+    let (keys, order) = pairs.into_par_iter().unzip();
     (keys, order, active)
-}
-
-/// `(keys, values)` sorted by key, stably, by the CPU executor's radix sort in the
-/// calling rayon pool (with scratch for this call only). On 16 cores it sorts 16M pairs in
-/// about 53 ms, where `par_sort_unstable` of `(key, index)` tuples, which gives the same
-/// order on distinct pairs, took several times longer (docs/performance/tree.md).
-pub(crate) fn radix_sort_pairs(keys: Vec<u64>, values: Vec<u32>) -> (Vec<u64>, Vec<u32>) {
-    use orrery_core::Executor as _;
-    let (mut k, mut v) = (CpuBuffer::from_vec(keys), CpuBuffer::from_vec(values));
-    if let Err(e) = CpuExecutor::new().sort_pairs(&mut k, &mut v, 0..64) {
-        // Equal lengths and the full bit range: the sort has nothing to reject.
-        unreachable!("sort_pairs of equal-length vectors over bits 0..64 failed: {e}");
-    }
-    (k.into_vec(), v.into_vec())
 }
 
 /// Keys and sorts `positions` for a tree of `shape` in `bbox` (or their bounding box).
