@@ -290,6 +290,23 @@ __device__ u64 tb_nf_stencil(const u64* __restrict__ leaves, const u32* __restri
     return sum;
 }
 
+// crate::rebalance::sibling_group: the first leaf of i's complete group and i's slot, or
+// false.
+__device__ __forceinline__ bool tb_nf_group(const u64* __restrict__ leaves, u32 live, u32 i, u32 level, u32 bits,
+                                            u32 levels, u32* first, u32* slot) {
+    if (level == 0u) return false;
+    const u32 children = 1u << bits;
+    const u32 s = (u32)(leaves[i] >> (bits * (levels - level))) & (children - 1u);
+    if (s > i) return false;
+    const u32 f = i - s;
+    const u32 last = f + children;
+    const u64 parent_size = 1ull << (bits * (levels - level + 1u));
+    if (last > live || leaves[last] != leaves[f] + parent_size) return false;
+    *first = f;
+    *slot = s;
+    return true;
+}
+
 // ---- entries ----------------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(TB_THREADS)
