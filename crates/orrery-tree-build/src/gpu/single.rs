@@ -118,7 +118,10 @@ pub fn nf_values_with_lanes<E: GpuExecutor>(
     lanes: u32,
 ) -> Result<(Vec<u64>, Vec<u64>)> {
     if !lanes.is_power_of_two() || lanes > 32 {
-        return Err(Error::InvalidArgument { what: "lanes", reason: format!("{lanes}: expected 1, 2, 4, 8, 16 or 32") });
+        return Err(Error::InvalidArgument {
+            what: "lanes",
+            reason: format!("{lanes}: expected 1, 2, 4, 8, 16 or 32"),
+        });
     }
     geometry.check_layout(leaves.layout())?;
     let n = check_particles(keys, leaves)?;

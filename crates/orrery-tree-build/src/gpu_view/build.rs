@@ -208,12 +208,7 @@ impl Bounds {
             return Err(Error::TooManyPoints { count: nodes as usize, max: u32::MAX as usize - 1, what: "tree nodes" });
         }
         check_count("particle bound", particles)?;
-        Ok(Self {
-            leaves,
-            nodes: nodes as usize,
-            particles: particles.max(1),
-            levels: layout.levels() as usize + 2,
-        })
+        Ok(Self { leaves, nodes: nodes as usize, particles: particles.max(1), levels: layout.levels() as usize + 2 })
     }
 }
 
@@ -532,7 +527,17 @@ fn enqueue<E: GpuExecutor, T: GpuViewReal>(
     };
     tv_setup(exec, &one, count, input.leaf_starts, &mut v.meta, lb, input.particle_bound as u32)?;
     // DFS order: the chains of the leaves in turn (their starts by one scan) ...
-    tv_chain_counts(exec, &per(b.leaves), input.leaves, input.leaf_starts, &mut v.meta, &mut s.chain_counts, lb, bits, levels)?;
+    tv_chain_counts(
+        exec,
+        &per(b.leaves),
+        input.leaves,
+        input.leaf_starts,
+        &mut v.meta,
+        &mut s.chain_counts,
+        lb,
+        bits,
+        levels,
+    )?;
     {
         let live = DeviceCount::new(v.meta.slice(META_LEAVES..META_LEAVES + 1)?, b.leaves)?;
         exec.exclusive_scan_counted(&s.chain_counts, live, &mut s.chain_starts)?;
