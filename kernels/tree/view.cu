@@ -100,50 +100,20 @@ __device__ __forceinline__ u32 tv_size_log2(u32 level, u32 b, u32 levels) {
 __device__ __forceinline__ u64 tv_cell_size(u32 level, u32 b, u32 levels) {
     return tv_shl(1ull, tv_size_log2(level, b, levels));
 }
-__device__ __forceinline__ u64 tv_cell_start(u64 key, u32 level, u32 b, u32 levels) {
-    return key & ~(tv_cell_size(level, b, levels) - 1ull);
-}
-__device__ __forceinline__ u32 tv_child_slot(u64 key, u32 level, u32 b, u32 levels) {
-    return (u32)(tv_shr(key, tv_size_log2(level, b, levels)) & ((1ull << b) - 1ull));
-}
-__device__ __forceinline__ u32 tv_common_level(u64 a, u64 c, u32 b, u32 levels) {
-    u64 diff = a ^ c;
-    if (diff == 0ull) return levels;
-    u32 top = 64u - (u32)__clzll((long long)diff);  // ilog2(diff) + 1
-    u32 bits = b * levels;
-    return (bits > top ? bits - top : 0u) / b;
-}
-// steps::placeholder_key, placeholder_level, placeholder_start.
+// steps::placeholder_key, placeholder_level.
 __device__ __forceinline__ u64 tv_placeholder(u64 start, u32 level, u32 b, u32 levels) {
     return tv_shl(1ull, b * level) | tv_shr(start, tv_size_log2(level, b, levels));
 }
 __device__ __forceinline__ u32 tv_placeholder_level(u64 p, u32 b) {
     return p == 0ull ? 0u : (63u - (u32)__clzll((long long)p)) / b;
 }
-__device__ __forceinline__ u64 tv_placeholder_start(u64 p, u32 b, u32 levels) {
-    u32 level = tv_placeholder_level(p, b);
-    return tv_shl(p ^ tv_shl(1ull, b * level), tv_size_log2(level, b, levels));
-}
 
-// orrery_core::executor::lower_bound_one / upper_bound_one: the halving loop.
+// orrery_core::executor::lower_bound_one: the halving loop.
 __device__ __forceinline__ u32 tv_lower_bound_u64(const u64* a, u32 n, u64 q) {
     u32 first = 0u, count = n;
     while (count > 0u) {
         u32 step = count / 2u, probe = first + step;
         if (a[probe] < q) {
-            first = probe + 1u;
-            count -= step + 1u;
-        } else {
-            count = step;
-        }
-    }
-    return first;
-}
-__device__ __forceinline__ u32 tv_upper_bound_u32(const u32* a, u32 n, u32 q) {
-    u32 first = 0u, count = n;
-    while (count > 0u) {
-        u32 step = count / 2u, probe = first + step;
-        if (a[probe] <= q) {
             first = probe + 1u;
             count -= step + 1u;
         } else {

@@ -79,9 +79,6 @@ fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
 }
 
-fn eq64(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return a.x == b.x && a.y == b.y;
-}
 
 fn is_zero64(a: vec2<u32>) -> bool {
     return a.x == 0u && a.y == 0u;
@@ -120,23 +117,8 @@ fn cell_size(level: u32, b: u32, levels: u32) -> vec2<u32> {
     return one_shl(size_log2(level, b, levels));
 }
 
-fn cell_start(key: vec2<u32>, level: u32, b: u32, levels: u32) -> vec2<u32> {
-    return key & ~sub64(cell_size(level, b, levels), vec2<u32>(1u, 0u));
-}
 
-fn child_slot(key: vec2<u32>, level: u32, b: u32, levels: u32) -> u32 {
-    return shr64(key, size_log2(level, b, levels)).x & ((1u << b) - 1u);
-}
 
-fn common_level(a: vec2<u32>, c: vec2<u32>, b: u32, levels: u32) -> u32 {
-    let diff = a ^ c;
-    if is_zero64(diff) {
-        return levels;
-    }
-    let top = msb64(diff) + 1u;
-    let bits = b * levels;
-    return select(0u, bits - top, bits > top) / b;
-}
 
 fn placeholder(start: vec2<u32>, level: u32, b: u32, levels: u32) -> vec2<u32> {
     return one_shl(b * level) | shr64(start, size_log2(level, b, levels));
@@ -149,10 +131,6 @@ fn placeholder_level(p: vec2<u32>, b: u32) -> u32 {
     return msb64(p) / b;
 }
 
-fn placeholder_start(p: vec2<u32>, b: u32, levels: u32) -> vec2<u32> {
-    let level = placeholder_level(p, b);
-    return shl64(p ^ one_shl(b * level), size_log2(level, b, levels));
-}
 
 // ---- tv_setup -------------------------------------------------------------------------------
 
