@@ -64,12 +64,11 @@
 //! bit against the CPU's f32 view (they match on lavapipe).
 //!
 //! # Cost
-//! Thirteen kernel launches, one counted scan of `Lb` chain lengths and one 8-bit radix
-//! pass over `Nb` pairs; every kernel reads a few words per element (the one search, a
-//! galloping search of `K` for an internal node's last leaf, is short but for the top
-//! levels). Measured on
-//! the H200 in `docs/performance/tree.md` (the 64-bit sort this replaced took 1.70 ms of
-//! the view at 25.6M uniform points).
+//! Twelve kernels (eleven without NF values), a fill, one counted scan of `Lb` chain
+//! lengths and one 8-bit radix pass over `Nb` pairs; every kernel reads a few words per
+//! element (the one search, a galloping search of `K` for an internal node's last leaf,
+//! is short but for the top levels). Measured on the H200 in `docs/performance/tree.md`
+//! (the 64-bit sort this replaced took 1.70 ms of the view at 25.6M uniform points).
 
 mod build;
 mod download;
