@@ -180,7 +180,7 @@ pub mod sim {
 pub mod clusters {
     //! `shaders/clusters`: the GPU statistics of `orrery-clusters` (the CUDA twins are in
     //! `orrery_kernels::clusters`); `centroid.wgsl`, `substructure.wgsl` and `pairwise.wgsl` `//#include` `core/common`;
-    //! the last two follow `pairs.wgsl` ([`unit`]). Exact k-NN
+    //! the last two follow `pairs.wgsl` ([`mod@unit`]). Exact k-NN
     //! has no WGSL twin (its rescoring is f64).
 
     files! { "clusters";

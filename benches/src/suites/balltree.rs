@@ -245,7 +245,7 @@ fn skip_unfit(exec_name: &str, label: &str, result: Result<()>) -> Result<()> {
     }
 }
 
-/// Runs the suite on a GPU executor: every strategy it has ([`strategies`]), f32
+/// Runs the suite on a GPU executor: every strategy it has ([`STRATEGIES`]), f32
 /// everywhere and f64 on CUDA for the workloads that ask for it.
 ///
 /// # Errors

@@ -25,8 +25,8 @@
 //!
 //! GPU: CUDA runs every pass ([`orrery_traverse::gpu::GpuFmm`]; the lists are the CPU's,
 //! built and uploaded once per tree), each setting in every translation shape side by side
-//! ([`TranslationShape::ALL`]: the block-per-node baseline, the warp-per-node default, the
-//! warp shape with direction tables, which uses the settings' table plan) on the same tree
+//! ([`TranslationShape::ALL`](orrery_traverse::gpu::fmm::TranslationShape::ALL): the
+//! block-per-node baseline, the warp-per-node default, the warp shape with direction tables, which uses the settings' table plan) on the same tree
 //! and upload, the shape at the end of the row's name (`uniform 1M fmm adaptive p 8 warp per
 //! node`, `... warp per node, direction tables`; `ORRERY_FMM_ONLY=uniform 1M fmm adaptive p 8`
 //! selects all three); wgpu has no f64 expansion passes (`Error::Unsupported`), so it runs the

@@ -305,7 +305,8 @@ impl Executor for WgpuExecutor {
         Ok(())
     }
 
-    /// Captures the commands `body` enqueues from this thread (see [`crate::record`]).
+    /// Captures the commands `body` enqueues from this thread (the recorder's capture
+    /// mode, `src/record.rs`).
     fn record(&self, body: &mut dyn FnMut() -> Result<()>) -> Result<WgpuRecording> {
         {
             let mut rec = self.ctx.recorder();

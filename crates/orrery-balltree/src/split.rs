@@ -4,7 +4,7 @@
 //! A node of `m >= 2` points splits
 //!
 //! 1. along the dimension of largest spread `max - min`, spreads compared exactly (see
-//!    [`split_dim_of`]: equal to Erwin's f64 rule whenever its f64 subtraction is exact,
+//!    `split_dim_of`: equal to Erwin's f64 rule whenever its f64 subtraction is exact,
 //!    and computable on GPUs without f64); ties go to the lowest dimension, and a node
 //!    whose points all coincide splits along dimension 0;
 //! 2. at the median of the total order *(coordinate on that dimension, point index)*:

@@ -21,7 +21,8 @@ use orrery_core::{Error, Result};
 use crate::invariants::check_slots;
 use crate::layout::TreeLayout;
 
-/// A batched ball tree in Erwin's layout; see the [module docs](self).
+/// A batched ball tree in Erwin's layout (the crate documentation; a worked example in
+/// `src/tree.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BallTree {
     layout: TreeLayout,

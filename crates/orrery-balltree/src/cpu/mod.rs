@@ -4,10 +4,10 @@
 //! contiguous slice of records at the exact median of the total order (coordinate,
 //! index), never by sorting, and the recursion hands whole subtrees to cores. A node of
 //! more than 8 records splits out of place by a histogram of its split key
-//! ([`histogram`]: one counting pass, one branch-free scatter into a second buffer, an
+//! (`histogram`: one counting pass, one branch-free scatter into a second buffer, an
 //! exact selection inside the median's bucket) and computes its children's bounds, so
 //! every child starts with its bounds known; smaller nodes and the parallel top levels
-//! of large clouds select in place ([`select`]). See [`recurse`] for where the
+//! of large clouds select in place (`select`). See `recurse` for where the
 //! parallelism comes from, and ADR 0007.
 //!
 //! Points are copied once into records of `D` coordinates plus their index

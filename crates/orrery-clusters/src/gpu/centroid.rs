@@ -2,7 +2,7 @@
 //! `clusters/centroid` (`kernels/clusters/centroid.cu`, `shaders/clusters/centroid.wgsl`).
 //!
 //! # Passes
-//! The host cuts every cluster into chunks of [`CL_CHUNK_ROWS`] (128) members, numbered
+//! The host cuts every cluster into chunks of `CL_CHUNK_ROWS` (128) members, numbered
 //! consecutively over all clusters (the CPU's [`crate::grid::ChunkGrid`] with a smaller
 //! chunk, so one 100K-member cluster is 782 blocks), and uploads each chunk's cluster and
 //! first row and each cluster's first chunk once ([`GpuCentroidStats::new`]). A run is nine

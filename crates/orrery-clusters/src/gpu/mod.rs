@@ -1,6 +1,6 @@
 //! The five statistics families and exact k-NN on GPUs: one orchestration for every
-//! [`GpuExecutor`] (CUDA and wgpu), checked against the CPU reference of this crate, which
-//! stays the oracle.
+//! [`GpuExecutor`](orrery_core::GpuExecutor) (CUDA and wgpu), checked against the CPU
+//! reference of this crate, which stays the oracle.
 //!
 //! - [`centroid`]: every field of [`crate::CentroidStats`] in three passes over the members
 //!   with no atomics, on CUDA and wgpu (f32 arithmetic with compensated sums; equal to the
