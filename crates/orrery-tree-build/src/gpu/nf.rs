@@ -16,8 +16,8 @@
 //!    particles ([`crate::counts::carry_starts`]), one thread per child;
 //! 2. `tb_nf_eval`: the counts (from the starts), `W` of the fresh leaves and `G` of the
 //!    complete groups' leaders that carry none (the cheap stencil count: the leaf array,
-//!    the starts, and particle searches only inside a coarser leaf), one warp per leaf,
-//!    a lane per stencil cell;
+//!    the starts, and particle searches only inside a coarser leaf), [`eval_lanes`]
+//!    threads per leaf sharing its stencil's 27 cells;
 //! 3. `tb_nf_ops`, the decide (lookups only);
 //! 4. the executor's counted scan of the operations ([`super::passes`]);
 //! 5. `tb_nf_scatter`: `tb_scatter` and the carry through the scan into the other parity
